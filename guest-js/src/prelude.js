@@ -1,0 +1,369 @@
+// wrepl managed globals. Evaluated once per runtime; the completion value is a
+// function the Rust side calls with the native bridge and the tool list. It
+// returns the control object that drives each evaluation. Nothing here is
+// trusted by the host: every import re-validates what it receives.
+(function (native, tools) {
+  "use strict";
+  const G = globalThis;
+  const ObjectKeys = Object.keys;
+  const ObjectDefine = Object.defineProperty;
+  const ObjectGetProto = Object.getPrototypeOf;
+  const ArrayIsArray = Array.isArray;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const PromiseCtor = Promise;
+  const PromiseResolve = Promise.resolve.bind(Promise);
+  const MapCtor = Map;
+  const SetCtor = Set;
+  const ErrorCtor = Error;
+  const StringCtor = String;
+  const FunctionToString = Function.prototype.toString;
+  const nativeStart = native.startCall;
+  const nativeCancel = native.cancelCall;
+  const nativeSetTimer = native.setTimer;
+  const nativeClearTimer = native.clearTimer;
+  const nativeWrite = native.write;
+  const SEALED = native.sealed;
+
+  function define(name, value) {
+    ObjectDefine(G, name, { value, writable: true, configurable: true, enumerable: false });
+  }
+
+  // ---- errors -------------------------------------------------------------
+  class SandboxError extends ErrorCtor {
+    constructor(message) { super(message); this.name = "SandboxError"; }
+  }
+  class UnawaitedPromiseError extends TypeError {
+    constructor(hint) {
+      super("a Promise was used as a " + hint + " value: it has not been awaited. " +
+        "Write `await <expression>` (or `await Promise.all([...])`) to use its result.");
+      this.name = "UnawaitedPromiseError";
+    }
+  }
+  define("SandboxError", SandboxError);
+  define("UnawaitedPromiseError", UnawaitedPromiseError);
+  ObjectDefine(PromiseCtor.prototype, Symbol.toPrimitive, {
+    value: function (hint) { throw new UnawaitedPromiseError(hint === "number" ? "number" : "string"); },
+    writable: true, configurable: true, enumerable: false,
+  });
+  ObjectDefine(PromiseCtor.prototype, "toString", {
+    value: function () { throw new UnawaitedPromiseError("string"); },
+    writable: true, configurable: true, enumerable: false,
+  });
+
+  // ---- sealed: no modules, no WebAssembly ----------------------------------
+  define("require", function require() { throw new SandboxError(SEALED); });
+  delete G.WebAssembly;
+  Math.random = native.random;
+
+  // ---- safe rendering -----------------------------------------------------
+  const MAX_DEPTH = 24;
+  const MAX_ITEMS = 10000;
+  const MAX_TEXT = 2000000;
+
+  function isThenable(v) {
+    if ((typeof v !== "object" && typeof v !== "function") || v === null) return false;
+    try { return typeof v.then === "function"; } catch (_) { return false; }
+  }
+
+  function fnName(f) {
+    let n = "";
+    try { n = f.name; } catch (_) { }
+    return typeof n === "string" && n ? n : "(anonymous)";
+  }
+
+  // Convert any value to JSON-compatible data (no getters run twice, cycles
+  // and depth bounded, exotic values described). Proxies and hostile getters
+  // run guest code only; the host parses the JSON text it receives.
+  function toData(v, depth, seen, budget) {
+    if (budget.n++ > MAX_ITEMS) return "[…]";
+    switch (typeof v) {
+      case "string": return v;
+      case "number": return Number.isFinite(v) ? v : StringCtor(v);
+      case "boolean": return v;
+      case "undefined": return null;
+      case "bigint": return StringCtor(v) + "n";
+      case "symbol": return v.toString();
+      case "function": return "[Function: " + fnName(v) + "]";
+    }
+    if (v === null) return null;
+    if (seen.has(v)) return "[Circular]";
+    if (depth >= MAX_DEPTH) return ArrayIsArray(v) ? "[Array]" : "[Object]";
+    seen.add(v);
+    try {
+      if (v instanceof ErrorCtor) {
+        const e = describeError(v);
+        return { name: e.name, message: e.message, stack: e.stack };
+      }
+      if (v instanceof PromiseCtor) return "[Promise]";
+      if (v instanceof Date) { const t = v.getTime(); return t === t ? v.toISOString() : "Invalid Date"; }
+      if (v instanceof MapCtor) {
+        const out = {};
+        for (const [k, val] of v) {
+          if (budget.n++ > MAX_ITEMS) break;
+          out[typeof k === "string" ? k : safeText(k)] = toData(val, depth + 1, seen, budget);
+        }
+        return out;
+      }
+      if (v instanceof SetCtor) {
+        const out = [];
+        for (const val of v) { if (budget.n > MAX_ITEMS) break; out.push(toData(val, depth + 1, seen, budget)); }
+        return out;
+      }
+      if (ArrayBuffer.isView(v)) {
+        const out = [];
+        const n = Math.min(v.length | 0, MAX_ITEMS);
+        for (let i = 0; i < n; i++) out.push(toData(v[i], depth + 1, seen, budget));
+        return out;
+      }
+      if (ArrayIsArray(v)) {
+        const out = [];
+        const n = v.length;
+        for (let i = 0; i < n; i++) {
+          if (budget.n > MAX_ITEMS) { out.push("[…]"); break; }
+          out.push(toData(v[i], depth + 1, seen, budget));
+        }
+        return out;
+      }
+      const out = {};
+      for (const k of ObjectKeys(v)) {
+        if (budget.n > MAX_ITEMS) { out["…"] = "[truncated]"; break; }
+        let val;
+        try { val = v[k]; } catch (e) { val = "[getter threw: " + safeText(e) + "]"; }
+        if (val === undefined) continue;
+        out[k] = toData(val, depth + 1, seen, budget);
+      }
+      return out;
+    } finally {
+      seen.delete(v);
+    }
+  }
+
+  function safeText(v) {
+    try {
+      if (typeof v === "string") return v;
+      if (v === undefined) return "undefined";
+      if (typeof v === "symbol") return v.toString();
+      if (typeof v === "function") return "[Function: " + fnName(v) + "]";
+      if (v instanceof ErrorCtor) { const e = describeError(v); return e.name + ": " + e.message; }
+      const data = toData(v, 0, new SetCtor(), { n: 0 });
+      const t = typeof data === "string" && typeof v !== "object" ? data : JSONStringify(data, null, 2);
+      return t === undefined ? "undefined" : t;
+    } catch (e) {
+      return "[unrenderable value]";
+    }
+  }
+
+  function str(v) {
+    const t = safeText(v);
+    return t.length > MAX_TEXT ? t.slice(0, MAX_TEXT) + "…[truncated]" : t;
+  }
+  define("str", str);
+
+  function describeError(e) {
+    let name = "Error", message = "", stack = "";
+    try {
+      if (e instanceof ErrorCtor || (typeof e === "object" && e !== null && "message" in e)) {
+        try { const n = e.name; if (typeof n === "string") name = n; } catch (_) { }
+        try { const m = e.message; message = typeof m === "string" ? m : safeText(m); } catch (_) { }
+        try { const s = e.stack; if (typeof s === "string") stack = s; } catch (_) { }
+      } else {
+        message = "Uncaught " + safeText(e);
+      }
+    } catch (_) {
+      message = "[undescribable exception]";
+    }
+    return { name, message, stack };
+  }
+
+  // ---- console ------------------------------------------------------------
+  function fmt(args) {
+    let s = "";
+    for (let i = 0; i < args.length; i++) {
+      if (i) s += " ";
+      const a = args[i];
+      s += typeof a === "string" ? a : safeText(a);
+    }
+    return s + "\n";
+  }
+  const counts = new MapCtor();
+  const consoleObj = {
+    log(...a) { nativeWrite(1, fmt(a)); },
+    info(...a) { nativeWrite(1, fmt(a)); },
+    debug(...a) { nativeWrite(1, fmt(a)); },
+    trace(...a) { nativeWrite(2, fmt(a)); },
+    warn(...a) { nativeWrite(2, fmt(a)); },
+    error(...a) { nativeWrite(2, fmt(a)); },
+    dir(v) { nativeWrite(1, fmt([v])); },
+    table(v) { nativeWrite(1, fmt([v])); },
+    assert(c, ...a) { if (!c) nativeWrite(2, fmt(["Assertion failed:", ...a])); },
+    count(label = "default") { const n = (counts.get(label) || 0) + 1; counts.set(label, n); nativeWrite(1, label + ": " + n + "\n"); },
+  };
+  define("console", consoleObj);
+
+  // ---- timers -------------------------------------------------------------
+  const timers = new MapCtor();
+  let nextTimer = 1;
+  function armTimer(fn, ms, args, repeat) {
+    if (typeof fn !== "function") throw new TypeError("the timer callback must be a function");
+    const id = nextTimer++;
+    if (nextTimer > 0x7fffffff) nextTimer = 1;
+    ms = Number(ms);
+    if (!(ms >= 0)) ms = 0;
+    if (!nativeSetTimer(id, ms)) throw new RangeError("too many timers are armed (limit 10000)");
+    timers.set(id, { fn, args, ms, repeat });
+    return id;
+  }
+  function clearTimer(id) {
+    id = Number(id);
+    if (timers.delete(id)) nativeClearTimer(id);
+  }
+  define("setTimeout", function setTimeout(fn, ms, ...args) { return armTimer(fn, ms, args, false); });
+  define("setInterval", function setInterval(fn, ms, ...args) { return armTimer(fn, ms, args, true); });
+  define("clearTimeout", clearTimer);
+  define("clearInterval", clearTimer);
+  define("queueMicrotask", function queueMicrotask(fn) {
+    if (typeof fn !== "function") throw new TypeError("queueMicrotask needs a function");
+    PromiseResolve().then(() => fn());
+  });
+
+  // ---- base64 -------------------------------------------------------------
+  const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (typeof G.btoa !== "function") {
+    define("btoa", function btoa(s) {
+      s = StringCtor(s);
+      let out = "";
+      for (let i = 0; i < s.length; i += 3) {
+        const a = s.charCodeAt(i), b = s.charCodeAt(i + 1), c = s.charCodeAt(i + 2);
+        if (a > 255 || b > 255 || c > 255) throw new SandboxError("btoa: the string contains characters outside Latin-1");
+        const n = (a << 16) | ((b || 0) << 8) | (c || 0);
+        out += B64[(n >> 18) & 63] + B64[(n >> 12) & 63] +
+          (i + 1 < s.length ? B64[(n >> 6) & 63] : "=") + (i + 2 < s.length ? B64[n & 63] : "=");
+      }
+      return out;
+    });
+  }
+  if (typeof G.atob !== "function") {
+    define("atob", function atob(s) {
+      s = StringCtor(s).replace(/[\t\n\f\r ]+/g, "");
+      if (s.length % 4 === 0) s = s.replace(/==?$/, "");
+      if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw new SandboxError("atob: invalid base64 input");
+      let out = "", bits = 0, acc = 0;
+      for (let i = 0; i < s.length; i++) {
+        acc = (acc << 6) | B64.indexOf(s[i]); bits += 6;
+        if (bits >= 8) { bits -= 8; out += StringCtor.fromCharCode((acc >> bits) & 255); }
+      }
+      return out;
+    });
+  }
+
+  // ---- inner calls ----------------------------------------------------------
+  const pending = new MapCtor();
+  function callTool(name, input) {
+    let json;
+    try {
+      json = JSONStringify(input === undefined ? {} : input);
+    } catch (e) {
+      return PromiseCtor.reject(new TypeError("the input of " + name + " is not JSON-serializable: " + describeError(e).message));
+    }
+    if (typeof json !== "string") json = "{}";
+    let id;
+    try { id = nativeStart(name, json); } catch (e) { return PromiseCtor.reject(e); }
+    return new PromiseCtor((resolve, reject) => { pending.set(id, { resolve, reject, name }); });
+  }
+  function makeToolError(name, kind, message) {
+    const e = new ErrorCtor(message);
+    e.name = "ToolError";
+    e.tool = name;
+    e.kind = kind;
+    return e;
+  }
+  for (const t of tools) {
+    const wire = t.name;
+    const fn = { [t.global]: function (input) { return callTool(wire, input); } }[t.global];
+    define(t.global, fn);
+  }
+
+  // ---- per-eval control ---------------------------------------------------
+  function deepResolve(v, depth, seen) {
+    if (isThenable(v)) return PromiseResolve(v).then((r) => deepResolve(r, depth, seen));
+    if (typeof v !== "object" || v === null || depth > MAX_DEPTH || seen.has(v)) return v;
+    const proto = ObjectGetProto(v);
+    const plainArray = ArrayIsArray(v);
+    if (!plainArray && proto !== Object.prototype && proto !== null) return v;
+    seen.add(v);
+    const keys = plainArray ? null : ObjectKeys(v);
+    const n = plainArray ? v.length : keys.length;
+    let copy = null;
+    const waits = [];
+    for (let i = 0; i < n && i < MAX_ITEMS; i++) {
+      const k = plainArray ? i : keys[i];
+      let item;
+      try { item = v[k]; } catch (_) { continue; }
+      const r = deepResolve(item, depth + 1, seen);
+      if (r !== item || isThenable(r)) {
+        if (copy === null) copy = plainArray ? v.slice() : Object.assign({}, v);
+        if (isThenable(r)) waits.push(PromiseResolve(r).then((x) => { copy[k] = x; }));
+        else copy[k] = r;
+      }
+    }
+    if (copy === null) return v;
+    return waits.length ? PromiseCtor.all(waits).then(() => copy) : copy;
+  }
+
+  let perEvalO = null;
+  const control = {
+    beginEval() {
+      perEvalO = {};
+      define("o", perEvalO);
+    },
+    // `completion` is what the async global eval resolves with: { value }.
+    finish(completion) {
+      return PromiseResolve(completion).then((c) => {
+        let v = c !== null && typeof c === "object" ? c.value : c;
+        if (v === undefined) v = G.o;
+        return deepResolve(v, 0, new SetCtor());
+      }).then((v) => {
+        let json = null;
+        try {
+          json = JSONStringify(toData(v, 0, new SetCtor(), { n: 0 }));
+        } catch (_) { json = null; }
+        return { json: typeof json === "string" ? json : null, text: str(v) };
+      });
+    },
+    complete(id, ok, payload, kind) {
+      const p = pending.get(id);
+      if (!p) return;
+      pending.delete(id);
+      if (ok) {
+        let v;
+        try { v = JSONParse(payload); } catch (e) {
+          p.reject(makeToolError(p.name, "invalid-output", "the host returned invalid JSON for " + p.name));
+          return;
+        }
+        p.resolve(v);
+      } else {
+        p.reject(makeToolError(p.name, kind, payload));
+      }
+    },
+    fireTimer(id) {
+      const t = timers.get(id);
+      if (!t) return;
+      if (t.repeat) nativeSetTimer(id, t.ms); else timers.delete(id);
+      try {
+        t.fn(...t.args);
+      } catch (e) {
+        const d = describeError(e);
+        nativeWrite(2, "Uncaught exception in timer callback: " + d.name + ": " + d.message + "\n");
+      }
+    },
+    endEval() {
+      for (const id of timers.keys()) nativeClearTimer(id);
+      timers.clear();
+      for (const id of pending.keys()) nativeCancel(id);
+      pending.clear();
+    },
+    describeError,
+  };
+  return control;
+})

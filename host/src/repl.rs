@@ -1,0 +1,323 @@
+//! The embeddable REPL: one persistent JavaScript context, evaluations with
+//! budgets, result assembly and caps. This is the API the CLI (and later the
+//! MCP server) are thin front ends over.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::runtime::{
+    Budget, CancelToken, EngineOptions, EvalReport, EvalRequest, Fault, RuntimeError, Sandbox, SandboxEngine,
+    SandboxOptions, ScriptError, StopReason,
+};
+use crate::script::{self, ScriptLimits};
+
+/// Default script budget in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Largest script budget; larger requests are clamped to it.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Hard wall-clock limit of one evaluation.
+pub const HARD_WALL_MS: u64 = 600_000;
+/// Default cap on the result text, in characters.
+pub const DEFAULT_TEXT_CAP: usize = 100_000;
+
+/// Errors of the REPL API. Script failures are not errors: they are reported
+/// in [`EvalResult`].
+#[derive(Debug, thiserror::Error)]
+pub enum ReplError {
+    /// The request itself is invalid (e.g. a bad timeout).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The sandbox runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+/// Settings of a [`Repl`].
+#[derive(Debug, Clone)]
+pub struct ReplOptions {
+    /// Per-sandbox settings (tools, JS limits).
+    pub sandbox: SandboxOptions,
+    /// Limits on accepted code.
+    pub script_limits: ScriptLimits,
+    /// Cap on the result text, in characters.
+    pub text_cap: usize,
+    /// Hard wall-clock limit of one evaluation.
+    pub hard_wall: Duration,
+}
+
+impl Default for ReplOptions {
+    fn default() -> Self {
+        Self {
+            sandbox: SandboxOptions::default(),
+            script_limits: ScriptLimits::default(),
+            text_cap: DEFAULT_TEXT_CAP,
+            hard_wall: Duration::from_millis(HARD_WALL_MS),
+        }
+    }
+}
+
+/// Validate a user-supplied timeout (milliseconds). `None` gives the default;
+/// values above the maximum are clamped; zero, negative, non-finite and
+/// non-numeric values are rejected.
+pub fn parse_timeout(value: Option<&serde_json::Value>) -> Result<Duration, ReplError> {
+    let Some(v) = value.filter(|v| !v.is_null()) else {
+        return Ok(Duration::from_millis(DEFAULT_TIMEOUT_MS));
+    };
+    let Some(ms) = v.as_f64() else {
+        return Err(ReplError::InvalidInput(format!(
+            "timeout must be a number of milliseconds (1..={MAX_TIMEOUT_MS}), got {v}"
+        )));
+    };
+    timeout_from_ms(ms)
+}
+
+/// Validate a timeout given as a number of milliseconds.
+pub fn timeout_from_ms(ms: f64) -> Result<Duration, ReplError> {
+    if !ms.is_finite() || ms <= 0.0 {
+        return Err(ReplError::InvalidInput(format!(
+            "timeout must be a positive number of milliseconds (at most {MAX_TIMEOUT_MS}), got {ms}"
+        )));
+    }
+    Ok(Duration::from_millis(ms.ceil().min(MAX_TIMEOUT_MS as f64) as u64))
+}
+
+/// Options of one evaluation.
+#[derive(Debug, Clone, Default)]
+pub struct EvalOptions {
+    /// Script budget (`None`: 30 s).
+    pub timeout: Option<Duration>,
+    /// Optional deterministic instruction budget (needs an engine with fuel).
+    pub fuel: Option<u64>,
+    /// Cancels the evaluation when triggered.
+    pub cancel: CancelToken,
+}
+
+/// What one evaluation returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalResult {
+    /// The result value as JSON (the last expression, or `o`), when the
+    /// script completed.
+    pub result: Option<serde_json::Value>,
+    /// Display text of the result, capped (see [`ReplOptions::text_cap`]).
+    pub text: String,
+    /// Console output (stdout).
+    pub stdout: String,
+    /// Console output (stderr) and host warnings.
+    pub stderr: String,
+    /// The error, when the script threw, was refused, or was stopped.
+    pub error: Option<ScriptError>,
+    /// True when the script budget or wall clock stopped the script.
+    pub timed_out: bool,
+    /// Set when this evaluation ran in (or caused) a fresh context, with why.
+    pub context_reset: Option<String>,
+    /// Inner calls that were still pending at the end (aborted).
+    pub abandoned_calls: Vec<String>,
+    /// Script time in milliseconds (guest execution, excluding inner calls).
+    pub script_ms: f64,
+    /// Wall time in milliseconds.
+    pub wall_ms: f64,
+}
+
+impl EvalResult {
+    /// True when the script did not complete normally.
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+/// A persistent JavaScript REPL context.
+pub struct Repl {
+    engine: Arc<SandboxEngine>,
+    options: ReplOptions,
+    sandbox: Option<Sandbox>,
+    /// Why the previous context was lost, to report on the next evaluation.
+    lost: Option<String>,
+}
+
+impl std::fmt::Debug for Repl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repl").field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+impl Repl {
+    /// Create a REPL with its own engine (default engine options).
+    pub async fn new(options: ReplOptions) -> Result<Self, ReplError> {
+        let engine = Arc::new(SandboxEngine::new(EngineOptions::default())?);
+        Self::with_engine(engine, options).await
+    }
+
+    /// Create a REPL on a shared engine.
+    pub async fn with_engine(engine: Arc<SandboxEngine>, options: ReplOptions) -> Result<Self, ReplError> {
+        let sandbox = Sandbox::new(&engine, options.sandbox.clone()).await?;
+        Ok(Self { engine, options, sandbox: Some(sandbox), lost: None })
+    }
+
+    /// Evaluate `code` in this context.
+    pub async fn eval(&mut self, code: &str, opts: EvalOptions) -> Result<EvalResult, ReplError> {
+        let timeout = opts.timeout.unwrap_or(Duration::from_millis(DEFAULT_TIMEOUT_MS));
+        if timeout.is_zero() {
+            return Err(ReplError::InvalidInput("timeout must be positive".into()));
+        }
+        let timeout = timeout.min(Duration::from_millis(MAX_TIMEOUT_MS));
+        let mut reset_note = None;
+        if self.sandbox.as_ref().is_none_or(|s| s.poisoned().is_some()) {
+            self.sandbox = None;
+            self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+            reset_note = Some(match self.lost.take() {
+                Some(why) => format!("this evaluation runs in a fresh context: the previous one was lost ({why}); earlier variables are gone"),
+                None => "this evaluation runs in a fresh context".to_string(),
+            });
+        }
+        let script = match script::prepare(code, &self.options.script_limits) {
+            Ok(s) => s,
+            Err(rejected) => {
+                let mut r = EvalResult::refused(rejected.js_name(), rejected.to_string());
+                if let Some(note) = reset_note {
+                    r.stderr.push_str(&format!("[wrepl] note: {note}\n"));
+                    r.context_reset = Some(note);
+                }
+                return Ok(r);
+            }
+        };
+        let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
+        let report = sandbox
+            .eval(EvalRequest {
+                script,
+                budget: Budget { script: timeout, wall: self.options.hard_wall },
+                fuel: opts.fuel,
+                cancel: opts.cancel,
+            })
+            .await;
+        let mut result = self.assemble(report, timeout);
+        if let Some(note) = reset_note {
+            result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
+            result.context_reset.get_or_insert(note);
+        }
+        Ok(result)
+    }
+
+    fn assemble(&mut self, report: EvalReport, timeout: Duration) -> EvalResult {
+        let EvalReport { value_json, text, error, stopped, fault, console, abandoned_calls, script_time, wall_time } =
+            report;
+        let timed_out = matches!(stopped, Some(StopReason::ScriptBudget | StopReason::WallClock))
+            || matches!(fault, Some(Fault::Unresponsive(StopReason::ScriptBudget | StopReason::WallClock)));
+        let mut context_reset = None;
+        let error = if let Some(f) = &fault {
+            let why = f.to_string();
+            self.lost = Some(why.clone());
+            context_reset = Some(format!("the context was lost ({why}); the next evaluation starts fresh"));
+            let (name, message) = match f {
+                Fault::Unresponsive(r) => (stop_error_name(*r), stop_message(*r, timeout, &self.options, true)),
+                Fault::OutOfFuel => ("RangeError", format!("{why}; the context was reset")),
+                Fault::StackOverflow => ("RangeError", format!("{why}; the context was reset")),
+                Fault::OutOfMemory => ("RangeError", format!("{why}; the context was reset")),
+                Fault::Trap(_) => ("InternalError", format!("{why}; the context was reset")),
+            };
+            Some(ScriptError { name: name.into(), message, stack: String::new() })
+        } else if let Some(r) = stopped {
+            Some(ScriptError {
+                name: stop_error_name(r).into(),
+                message: stop_message(r, timeout, &self.options, false),
+                stack: String::new(),
+            })
+        } else {
+            error
+        };
+        let result = value_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
+        EvalResult {
+            result: if error.is_some() { None } else { result },
+            text: if error.is_some() { String::new() } else { cap_text(text, self.options.text_cap) },
+            stdout: console.stdout,
+            stderr: console.stderr,
+            error,
+            timed_out,
+            context_reset,
+            abandoned_calls,
+            script_ms: script_time.as_secs_f64() * 1e3,
+            wall_ms: wall_time.as_secs_f64() * 1e3,
+        }
+    }
+}
+
+fn stop_error_name(r: StopReason) -> &'static str {
+    match r {
+        StopReason::Cancelled => "AbortError",
+        _ => "TimeoutError",
+    }
+}
+
+fn stop_message(r: StopReason, timeout: Duration, o: &ReplOptions, killed: bool) -> String {
+    let base = match r {
+        StopReason::ScriptBudget => format!(
+            "the script ran out of its {} ms time budget (time spent waiting for inner tools does not count)",
+            timeout.as_millis()
+        ),
+        StopReason::WallClock => {
+            format!("the evaluation hit the hard wall-clock limit of {} ms", o.hard_wall.as_millis())
+        }
+        StopReason::Cancelled => "the evaluation was cancelled".to_string(),
+    };
+    if killed {
+        format!("{base}; it did not stop when asked, so the context was killed and will be rebuilt fresh")
+    } else {
+        format!("{base}; completed inner calls and their effects are kept, and so is the context")
+    }
+}
+
+/// Cap `text` at `cap` characters, with a marker saying how much was cut.
+pub fn cap_text(text: String, cap: usize) -> String {
+    match text.char_indices().nth(cap) {
+        None => text,
+        Some((cut, _)) => {
+            let total = text.chars().count();
+            let mut t = text[..cut].to_string();
+            t.push_str(&format!("\n…[truncated: showing {cap} of {total} characters]"));
+            t
+        }
+    }
+}
+
+impl EvalResult {
+    fn refused(name: &str, message: String) -> Self {
+        Self {
+            result: None,
+            text: String::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+            error: Some(ScriptError { name: name.into(), message, stack: String::new() }),
+            timed_out: false,
+            context_reset: None,
+            abandoned_calls: Vec::new(),
+            script_ms: 0.0,
+            wall_ms: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timeouts_validate_and_clamp() {
+        assert_eq!(parse_timeout(None).unwrap(), Duration::from_millis(30_000));
+        assert_eq!(parse_timeout(Some(&json!(1500))).unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_timeout(Some(&json!(10_000_000))).unwrap(), Duration::from_millis(600_000));
+        for bad in [json!(0), json!(-5), json!("100"), json!(true), json!({})] {
+            assert!(matches!(parse_timeout(Some(&bad)), Err(ReplError::InvalidInput(_))), "{bad}");
+        }
+        assert!(timeout_from_ms(f64::NAN).is_err());
+        assert!(timeout_from_ms(f64::INFINITY).is_err());
+    }
+
+    #[test]
+    fn text_cap_marks_truncation() {
+        assert_eq!(cap_text("abc".into(), 5), "abc");
+        let t = cap_text("é".repeat(10), 4);
+        assert!(t.starts_with("éééé\n…[truncated: showing 4 of 10 characters]"));
+    }
+}

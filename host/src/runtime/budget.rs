@@ -1,0 +1,143 @@
+//! Time budgets of one evaluation: script time that pauses while inner calls
+//! are in flight, a hard wall clock, and an external cancellation flag.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Why the host asked an evaluation to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The script budget (guest execution time) was spent.
+    ScriptBudget,
+    /// The hard wall clock was reached.
+    WallClock,
+    /// The caller cancelled the evaluation.
+    Cancelled,
+}
+
+/// A cancellation flag shared between an evaluation and whoever may cancel it.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A new, un-cancelled token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Ask the evaluation to stop as soon as possible.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    /// Whether `cancel` was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Budgets for one evaluation.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Guest execution time allowed (paused while inner calls run).
+    pub script: Duration,
+    /// Hard wall-clock limit for the whole evaluation.
+    pub wall: Duration,
+}
+
+/// Measures script time: runs while no inner call is in flight.
+#[derive(Debug)]
+pub(crate) struct ScriptClock {
+    used: Duration,
+    running_since: Option<Instant>,
+    wall_start: Instant,
+}
+
+impl ScriptClock {
+    pub(crate) fn start() -> Self {
+        let now = Instant::now();
+        Self { used: Duration::ZERO, running_since: Some(now), wall_start: now }
+    }
+
+    /// Stop counting (an inner call started and none was in flight).
+    pub(crate) fn pause(&mut self) {
+        if let Some(since) = self.running_since.take() {
+            self.used += since.elapsed();
+        }
+    }
+
+    /// Count again (the last in-flight inner call finished).
+    pub(crate) fn resume(&mut self) {
+        if self.running_since.is_none() {
+            self.running_since = Some(Instant::now());
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_running(&self) -> bool {
+        self.running_since.is_some()
+    }
+
+    /// Script time spent so far.
+    pub(crate) fn used(&self) -> Duration {
+        self.used + self.running_since.map(|s| s.elapsed()).unwrap_or_default()
+    }
+
+    /// Wall time since the evaluation started.
+    pub(crate) fn wall(&self) -> Duration {
+        self.wall_start.elapsed()
+    }
+
+    /// Whether a budget is exhausted, and which.
+    pub(crate) fn check(&self, budget: &Budget, cancel: &CancelToken) -> Option<StopReason> {
+        if cancel.is_cancelled() {
+            Some(StopReason::Cancelled)
+        } else if self.wall() >= budget.wall {
+            Some(StopReason::WallClock)
+        } else if self.used() >= budget.script {
+            Some(StopReason::ScriptBudget)
+        } else {
+            None
+        }
+    }
+
+    /// The earliest instant at which a budget can run out, if the clock keeps
+    /// its current state.
+    pub(crate) fn next_deadline(&self, budget: &Budget) -> Instant {
+        let wall = self.wall_start + budget.wall;
+        match self.running_since {
+            Some(since) => wall.min(since + budget.script.saturating_sub(self.used)),
+            None => wall,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paused_clock_does_not_advance() {
+        let mut c = ScriptClock::start();
+        c.pause();
+        let before = c.used();
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(c.used(), before);
+        assert!(!c.is_running());
+        c.resume();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(c.used() > before);
+        assert!(c.wall() >= Duration::from_millis(35));
+    }
+
+    #[test]
+    fn budgets_are_checked_in_order() {
+        let c = ScriptClock::start();
+        let cancel = CancelToken::new();
+        let b = Budget { script: Duration::ZERO, wall: Duration::from_secs(60) };
+        assert_eq!(c.check(&b, &cancel), Some(StopReason::ScriptBudget));
+        cancel.cancel();
+        assert_eq!(c.check(&b, &cancel), Some(StopReason::Cancelled));
+        let b = Budget { script: Duration::from_secs(60), wall: Duration::ZERO };
+        assert_eq!(c.check(&b, &CancelToken::new()), Some(StopReason::WallClock));
+    }
+}

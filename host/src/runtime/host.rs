@@ -1,0 +1,440 @@
+//! Host side of the WIT imports: inner calls, timers, clock, randomness,
+//! console and the interrupt flag. Everything the guest passes is untrusted.
+
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::bindings::wrepl::sandbox::{calls, host, types};
+use super::budget::{Budget, CancelToken, ScriptClock, StopReason};
+use super::console::{ConsoleBuffer, ConsoleOutput, CONSOLE_BUDGET_BYTES};
+use super::{EngineOptions, SandboxOptions};
+
+/// Most inner calls in flight at once per sandbox.
+pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
+/// Largest input (JSON text) a script may send to one inner call.
+pub const MAX_CALL_INPUT_BYTES: usize = 64 << 20;
+/// Largest result (JSON text) delivered back to the script.
+pub const MAX_CALL_RESULT_BYTES: usize = 64 << 20;
+/// Most timers armed at once per sandbox.
+pub const MAX_TIMERS: usize = 10_000;
+/// Longest error message passed to the guest.
+const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+/// A failed or refused inner call, as the script sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFailure {
+    /// Short machine-readable kind (`denied`, `invalid-input`, `unknown-tool`, ...).
+    pub kind: String,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+impl CallFailure {
+    /// Build a failure of `kind` with `message`.
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { kind: kind.into(), message: message.into() }
+    }
+}
+
+/// The running part of an inner call: resolves to the JSON text of the value
+/// the script receives.
+pub type CallFuture = Pin<Box<dyn Future<Output = Result<String, CallFailure>> + Send>>;
+
+/// Where inner calls go. The runtime knows nothing about tools: it hands the
+/// tool name and the untrusted JSON input text to this handler.
+pub trait CallHandler: Send + Sync + 'static {
+    /// Begin a call. Refusals that need no work may be returned directly.
+    fn start(&self, tool: &str, input: &str) -> Result<CallFuture, CallFailure>;
+}
+
+/// A handler with no tools: every call is refused.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTools;
+
+impl CallHandler for NoTools {
+    fn start(&self, tool: &str, _input: &str) -> Result<CallFuture, CallFailure> {
+        Err(CallFailure::new("unknown-tool", format!("no tool named {tool:?} is available in this sandbox")))
+    }
+}
+
+/// Clock and randomness for the guest (replaceable for deterministic replay).
+pub trait Ambient: Send + Sync + 'static {
+    /// Microseconds since the Unix epoch.
+    fn now_us(&self) -> f64;
+    /// 64 random bits.
+    fn random_u64(&self) -> u64;
+}
+
+/// The real clock and an OS-seeded generator.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemAmbient;
+
+thread_local! {
+    static RNG: std::cell::Cell<u64> = std::cell::Cell::new({
+        let mut b = [0u8; 8];
+        // An unseeded generator would make every context's Math.random()
+        // identical; fall back to the clock only if the OS refuses.
+        if getrandom::fill(&mut b).is_err() {
+            b = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64).to_le_bytes();
+        }
+        u64::from_le_bytes(b) | 1
+    });
+}
+
+impl Ambient for SystemAmbient {
+    fn now_us(&self) -> f64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as f64)
+            .unwrap_or(0.0)
+    }
+    fn random_u64(&self) -> u64 {
+        // splitmix64 over a per-thread OS-seeded state
+        RNG.with(|s| {
+            let x = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+            s.set(x);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        })
+    }
+}
+
+/// The error an overdue guest is killed with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Killed(pub StopReason);
+
+impl std::fmt::Display for Killed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "killed: {}", super::stop_text(self.0))
+    }
+}
+
+impl std::error::Error for Killed {}
+
+pub(crate) struct Limits {
+    max_memory: usize,
+    peak: usize,
+}
+
+impl wasmtime::ResourceLimiter for Limits {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = desired <= self.max_memory;
+        if ok {
+            self.peak = self.peak.max(desired);
+        }
+        Ok(ok)
+    }
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1_000_000)
+    }
+}
+
+struct Done {
+    generation: u64,
+    id: u32,
+    result: Result<String, CallFailure>,
+}
+
+struct InFlight {
+    tool: String,
+    abort: tokio::task::AbortHandle,
+}
+
+/// Per-instance host state (the wasmtime store data).
+pub(crate) struct HostState {
+    pub(crate) limits: Limits,
+    handler: Arc<dyn CallHandler>,
+    ambient: Arc<dyn Ambient>,
+    tx: mpsc::UnboundedSender<Done>,
+    rx: mpsc::UnboundedReceiver<Done>,
+    generation: u64,
+    next_id: u32,
+    in_flight: HashMap<u32, InFlight>,
+    timers: BTreeSet<(Instant, u32)>,
+    timer_at: HashMap<u32, Instant>,
+    clock: ScriptClock,
+    budget: Budget,
+    cancel: CancelToken,
+    active: bool,
+    stop: Option<StopReason>,
+    stop_since: Option<Instant>,
+    console: ConsoleBuffer,
+}
+
+impl HostState {
+    pub(crate) fn new(options: &SandboxOptions, engine: &EngineOptions) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            limits: Limits { max_memory: engine.max_linear_memory, peak: 0 },
+            handler: options.handler.clone(),
+            ambient: options.ambient.clone(),
+            tx,
+            rx,
+            generation: 0,
+            next_id: 1,
+            in_flight: HashMap::new(),
+            timers: BTreeSet::new(),
+            timer_at: HashMap::new(),
+            clock: ScriptClock::start(),
+            budget: Budget { script: Duration::from_secs(30), wall: Duration::from_secs(600) },
+            cancel: CancelToken::new(),
+            active: false,
+            stop: None,
+            stop_since: None,
+            console: ConsoleBuffer::new(CONSOLE_BUDGET_BYTES),
+        }
+    }
+
+    pub(crate) fn peak_memory(&self) -> usize {
+        self.limits.peak
+    }
+
+    pub(crate) fn begin_eval(&mut self, budget: Budget, cancel: CancelToken) {
+        self.generation += 1;
+        self.budget = budget;
+        self.cancel = cancel;
+        self.clock = ScriptClock::start();
+        self.active = true;
+        self.stop = None;
+        self.stop_since = None;
+    }
+
+    /// Finish an evaluation: abort what is still in flight, clear timers.
+    /// Returns the console output, the abandoned calls and the times.
+    pub(crate) fn end_eval(&mut self) -> (ConsoleOutput, Vec<String>, Duration, Duration) {
+        let mut abandoned: Vec<(u32, String)> =
+            self.in_flight.drain().map(|(id, f)| {
+                f.abort.abort();
+                (id, f.tool)
+            }).collect();
+        abandoned.sort();
+        let abandoned: Vec<String> = abandoned.into_iter().map(|(_, t)| t).collect();
+        if !abandoned.is_empty() {
+            self.console.note(&format!(
+                "[wrepl] warning: {} inner call(s) were still pending when the script ended; they were aborted and their results dropped: {}. Await every call (e.g. `await Promise.all([...])`).\n",
+                abandoned.len(),
+                abandoned.join(", ")
+            ));
+        }
+        self.timers.clear();
+        self.timer_at.clear();
+        while self.rx.try_recv().is_ok() {}
+        self.active = false;
+        self.generation += 1;
+        let script = self.clock.used();
+        let wall = self.clock.wall();
+        (self.console.take(), abandoned, script, wall)
+    }
+
+    /// Check budgets; latch the first stop reason.
+    pub(crate) fn poll_budget(&mut self) -> Option<StopReason> {
+        if self.active && self.stop.is_none() {
+            if let Some(r) = self.clock.check(&self.budget, &self.cancel) {
+                self.stop = Some(r);
+                self.stop_since = Some(Instant::now());
+            }
+        }
+        self.stop
+    }
+
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// The guest was asked to stop more than `grace` ago and still runs.
+    pub(crate) fn overdue(&self, grace: Duration) -> Option<StopReason> {
+        match (self.stop, self.stop_since) {
+            (Some(r), Some(t)) if t.elapsed() > grace => Some(r),
+            _ => None,
+        }
+    }
+
+    fn accept(&mut self, done: Done) -> Option<types::Completion> {
+        if done.generation != self.generation || self.in_flight.remove(&done.id).is_none() {
+            return None;
+        }
+        if self.in_flight.is_empty() {
+            self.clock.resume();
+        }
+        let outcome = match done.result {
+            Ok(json) if json.len() > MAX_CALL_RESULT_BYTES => Err(types::CallError {
+                kind: "result-too-large".into(),
+                message: format!(
+                    "the result ({} bytes) exceeds the {} byte limit for one inner call",
+                    json.len(),
+                    MAX_CALL_RESULT_BYTES
+                ),
+            }),
+            Ok(json) => Ok(json),
+            Err(f) => Err(types::CallError { kind: f.kind, message: cap_message(f.message) }),
+        };
+        Some(types::Completion::Call(types::CallDone { id: done.id, outcome }))
+    }
+
+    fn pop_due_timer(&mut self, now: Instant) -> Option<u32> {
+        let first = *self.timers.first()?;
+        if first.0 > now {
+            return None;
+        }
+        self.timers.remove(&first);
+        self.timer_at.remove(&first.1);
+        Some(first.1)
+    }
+
+    fn disarm(&mut self, id: u32) {
+        if let Some(at) = self.timer_at.remove(&id) {
+            self.timers.remove(&(at, id));
+        }
+    }
+}
+
+fn cap_message(mut m: String) -> String {
+    if m.len() > MAX_MESSAGE_BYTES {
+        let cut = super::console::floor_char_boundary(&m, MAX_MESSAGE_BYTES);
+        m.truncate(cut);
+        m.push_str("…[truncated]");
+    }
+    m
+}
+
+fn call_error(kind: &str, message: String) -> types::CallError {
+    types::CallError { kind: kind.into(), message }
+}
+
+impl types::Host for HostState {}
+
+impl calls::Host for HostState {
+    fn start_call(&mut self, tool: String, input: String) -> wasmtime::Result<Result<u32, types::CallError>> {
+        if !self.active {
+            return Ok(Err(call_error("aborted", "no evaluation is running; inner calls cannot start".into())));
+        }
+        if self.stop.is_some() {
+            return Ok(Err(call_error("aborted", "the evaluation is stopping; no new inner calls may start".into())));
+        }
+        if self.in_flight.len() >= MAX_CALLS_IN_FLIGHT {
+            return Ok(Err(call_error(
+                "limit",
+                format!("too many inner calls in flight (limit {MAX_CALLS_IN_FLIGHT}); await some before starting more"),
+            )));
+        }
+        if input.len() > MAX_CALL_INPUT_BYTES {
+            return Ok(Err(call_error(
+                "invalid-input",
+                format!("the input of {:?} is {} bytes; the limit is {MAX_CALL_INPUT_BYTES}", truncate_name(&tool), input.len()),
+            )));
+        }
+        let fut = match self.handler.start(&tool, &input) {
+            Ok(f) => f,
+            Err(f) => return Ok(Err(types::CallError { kind: f.kind, message: cap_message(f.message) })),
+        };
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let tx = self.tx.clone();
+        let generation = self.generation;
+        let task = tokio::spawn(async move {
+            let result = fut.await;
+            let _ = tx.send(Done { generation, id, result });
+        });
+        if self.in_flight.is_empty() {
+            self.clock.pause();
+        }
+        self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort: task.abort_handle() });
+        Ok(Ok(id))
+    }
+
+    async fn next_completion(&mut self) -> Option<types::Completion> {
+        loop {
+            while let Ok(done) = self.rx.try_recv() {
+                if let Some(c) = self.accept(done) {
+                    return Some(c);
+                }
+            }
+            let now = Instant::now();
+            if let Some(id) = self.pop_due_timer(now) {
+                return Some(types::Completion::Timer(id));
+            }
+            if self.poll_budget().is_some() || !self.active {
+                return Some(types::Completion::Interrupted);
+            }
+            if self.in_flight.is_empty() && self.timers.is_empty() {
+                return None;
+            }
+            let mut deadline = self.clock.next_deadline(&self.budget);
+            if let Some((t, _)) = self.timers.first() {
+                deadline = deadline.min(*t);
+            }
+            // Wake regularly to notice cancellation.
+            deadline = deadline.min(now + Duration::from_millis(20));
+            tokio::select! {
+                done = self.rx.recv() => {
+                    if let Some(done) = done {
+                        if let Some(c) = self.accept(done) {
+                            return Some(c);
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline.into()) => {}
+            }
+        }
+    }
+
+    fn cancel_call(&mut self, id: u32) -> wasmtime::Result<()> {
+        if let Some(f) = self.in_flight.remove(&id) {
+            f.abort.abort();
+            if self.in_flight.is_empty() {
+                self.clock.resume();
+            }
+        }
+        Ok(())
+    }
+}
+
+fn truncate_name(s: &str) -> String {
+    let cut = super::console::floor_char_boundary(s, 200);
+    s[..cut].to_string()
+}
+
+impl host::Host for HostState {
+    fn now_us(&mut self) -> wasmtime::Result<f64> {
+        Ok(self.ambient.now_us())
+    }
+
+    fn random_u64(&mut self) -> wasmtime::Result<u64> {
+        Ok(self.ambient.random_u64())
+    }
+
+    fn console_write(&mut self, target: types::ConsoleStream, text: String) -> wasmtime::Result<()> {
+        self.console.write(matches!(target, types::ConsoleStream::Stderr), &text);
+        Ok(())
+    }
+
+    fn set_timer(&mut self, id: u32, delay_ms: u32) -> wasmtime::Result<bool> {
+        if !self.active {
+            return Ok(false);
+        }
+        self.disarm(id);
+        if self.timer_at.len() >= MAX_TIMERS {
+            return Ok(false);
+        }
+        let at = Instant::now() + Duration::from_millis(u64::from(delay_ms.min(i32::MAX as u32)));
+        self.timers.insert((at, id));
+        self.timer_at.insert(id, at);
+        Ok(true)
+    }
+
+    fn clear_timer(&mut self, id: u32) -> wasmtime::Result<()> {
+        self.disarm(id);
+        Ok(())
+    }
+
+    fn should_interrupt(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.poll_budget().is_some())
+    }
+}

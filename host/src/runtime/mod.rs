@@ -1,0 +1,339 @@
+//! The Wasm side of wrepl: the wasmtime engine, one guest instance per
+//! context, resource limits and budgets. This module knows WebAssembly but no
+//! tool semantics: inner calls are handed to a [`CallHandler`].
+
+mod budget;
+mod console;
+mod engine;
+mod host;
+
+pub use budget::{Budget, CancelToken, StopReason};
+pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
+pub use engine::{EngineOptions, SandboxEngine};
+pub use host::{Ambient, CallFailure, CallFuture, CallHandler, NoTools, SystemAmbient};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use host::HostState;
+use wasmtime::Store;
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        world: "guest",
+        path: "../wit",
+        imports: {
+            "wrepl:sandbox/calls.next-completion": async,
+            default: trappable,
+        },
+        exports: { default: async },
+    });
+}
+
+use bindings::exports::wrepl::sandbox::repl::EvalOutcome;
+use bindings::wrepl::sandbox::types;
+
+/// Errors of the sandbox runtime (engine setup and instantiation). Failures
+/// of the script itself are not errors: they are part of [`EvalReport`].
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The wasmtime engine could not be configured.
+    #[error("cannot configure the WebAssembly engine: {0}")]
+    Engine(String),
+    /// The guest component could not be compiled or loaded.
+    #[error("cannot load the guest component: {0}")]
+    Component(String),
+    /// A new guest instance could not be created.
+    #[error("cannot instantiate the guest: {0}")]
+    Instantiate(String),
+    /// The guest refused its configuration.
+    #[error("the guest failed to initialise: {0}")]
+    GuestInit(String),
+}
+
+/// A tool exposed to scripts as a global async function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolBinding {
+    /// Name the call is dispatched under (the tool's wire name).
+    pub name: String,
+    /// JavaScript global the wrapper is installed as.
+    pub global: String,
+}
+
+/// Per-sandbox settings.
+#[derive(Clone)]
+pub struct SandboxOptions {
+    /// QuickJS heap limit in bytes (default 64 MiB).
+    pub js_memory_limit: u64,
+    /// QuickJS stack limit in bytes (default 256 KiB).
+    pub js_stack_limit: u32,
+    /// Tools installed as globals.
+    pub tools: Vec<ToolBinding>,
+    /// Where inner calls go.
+    pub handler: Arc<dyn CallHandler>,
+    /// Clock and randomness.
+    pub ambient: Arc<dyn Ambient>,
+}
+
+impl std::fmt::Debug for SandboxOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxOptions")
+            .field("js_memory_limit", &self.js_memory_limit)
+            .field("js_stack_limit", &self.js_stack_limit)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        Self {
+            js_memory_limit: 64 << 20,
+            js_stack_limit: 256 << 10,
+            tools: Vec::new(),
+            handler: Arc::new(NoTools),
+            ambient: Arc::new(SystemAmbient),
+        }
+    }
+}
+
+/// One evaluation request for [`Sandbox::eval`].
+#[derive(Debug, Clone)]
+pub struct EvalRequest {
+    /// Script already prepared by the REPL transform.
+    pub script: String,
+    /// Time budgets.
+    pub budget: Budget,
+    /// Optional deterministic instruction budget (wasmtime fuel).
+    pub fuel: Option<u64>,
+    /// External cancellation.
+    pub cancel: CancelToken,
+}
+
+/// An exception that escaped the script.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ScriptError {
+    /// Error class name (`TypeError`, `SyntaxError`, ...).
+    pub name: String,
+    /// Message.
+    pub message: String,
+    /// Stack trace, possibly empty.
+    pub stack: String,
+}
+
+/// Why an instance died (and must be replaced).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// The budget ran out and the guest did not stop when asked.
+    Unresponsive(StopReason),
+    /// The fuel budget was spent.
+    OutOfFuel,
+    /// The guest exhausted its native stack.
+    StackOverflow,
+    /// The guest ran out of linear memory (the host cap was reached).
+    OutOfMemory,
+    /// Any other trap.
+    Trap(String),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Unresponsive(r) => write!(f, "the script did not stop after its {} and was killed", stop_text(*r)),
+            Fault::OutOfFuel => f.write_str("the instruction (fuel) budget was exhausted"),
+            Fault::StackOverflow => f.write_str("the guest's native stack was exhausted"),
+            Fault::OutOfMemory => f.write_str("the guest ran out of memory (linear memory cap reached)"),
+            Fault::Trap(m) => write!(f, "the guest trapped: {m}"),
+        }
+    }
+}
+
+pub(crate) fn stop_text(r: StopReason) -> &'static str {
+    match r {
+        StopReason::ScriptBudget => "script time budget ran out",
+        StopReason::WallClock => "hard wall-clock limit was reached",
+        StopReason::Cancelled => "evaluation was cancelled",
+    }
+}
+
+/// Everything an evaluation produced.
+#[derive(Debug, Clone)]
+pub struct EvalReport {
+    /// JSON text of the result value, when the script completed.
+    pub value_json: Option<String>,
+    /// Display text of the result.
+    pub text: String,
+    /// The exception, when the script threw.
+    pub error: Option<ScriptError>,
+    /// Set when a budget or cancellation stopped the script.
+    pub stopped: Option<StopReason>,
+    /// Set when the instance died; the sandbox must be replaced.
+    pub fault: Option<Fault>,
+    /// Console output.
+    pub console: ConsoleOutput,
+    /// Inner calls still in flight when the script ended (tool names); they
+    /// were aborted and their results dropped.
+    pub abandoned_calls: Vec<String>,
+    /// Guest execution time counted against the script budget.
+    pub script_time: Duration,
+    /// Wall time of the evaluation.
+    pub wall_time: Duration,
+}
+
+/// One guest instance: a persistent QuickJS runtime and its store.
+pub struct Sandbox {
+    store: Store<HostState>,
+    guest: bindings::Guest,
+    poisoned: Option<Fault>,
+    fuel: bool,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox").field("poisoned", &self.poisoned).finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// Instantiate a fresh guest and initialise its JavaScript runtime.
+    pub async fn new(engine: &SandboxEngine, options: SandboxOptions) -> Result<Self, RuntimeError> {
+        let mut store = engine.new_store(HostState::new(&options, engine.options()));
+        let guest = engine
+            .pre()
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
+        let config = types::Config {
+            memory_limit: options.js_memory_limit,
+            stack_limit: options.js_stack_limit,
+            tools: options
+                .tools
+                .iter()
+                .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
+                .collect(),
+        };
+        store.data_mut().begin_eval(
+            Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
+            CancelToken::new(),
+        );
+        let init = guest.wrepl_sandbox_repl().call_init(&mut store, &config).await;
+        store.data_mut().end_eval();
+        match init {
+            Ok(Ok(())) => Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel }),
+            Ok(Err(msg)) => Err(RuntimeError::GuestInit(msg)),
+            Err(e) => Err(RuntimeError::GuestInit(format!("{e:#}"))),
+        }
+    }
+
+    /// Why this instance can no longer be used, if it cannot.
+    pub fn poisoned(&self) -> Option<&Fault> {
+        self.poisoned.as_ref()
+    }
+
+    /// Evaluate a prepared script. Never fails: script errors, budget stops
+    /// and instance faults are all part of the report.
+    pub async fn eval(&mut self, req: EvalRequest) -> EvalReport {
+        if let Some(f) = &self.poisoned {
+            return EvalReport::fault_only(f.clone());
+        }
+        if self.fuel {
+            let _ = self.store.set_fuel(req.fuel.unwrap_or(u64::MAX));
+        }
+        self.store.set_epoch_deadline(1);
+        self.store.data_mut().begin_eval(req.budget, req.cancel.clone());
+        let result = self.guest.wrepl_sandbox_repl().call_eval(&mut self.store, &req.script).await;
+        let state = self.store.data_mut();
+        let stop = state.stop_reason();
+        let (console, abandoned, script_time, wall_time) = state.end_eval();
+        match result {
+            Ok(outcome) => EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time),
+            Err(e) => {
+                let fault = classify_trap(&e, stop);
+                self.poisoned = Some(fault.clone());
+                EvalReport {
+                    value_json: None,
+                    text: String::new(),
+                    error: None,
+                    stopped: stop,
+                    fault: Some(fault),
+                    console,
+                    abandoned_calls: abandoned,
+                    script_time,
+                    wall_time,
+                }
+            }
+        }
+    }
+
+    /// Peak linear memory the guest asked for, in bytes.
+    pub fn peak_memory(&self) -> usize {
+        self.store.data().peak_memory()
+    }
+}
+
+fn classify_trap(e: &wasmtime::Error, stop: Option<StopReason>) -> Fault {
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        match trap {
+            wasmtime::Trap::OutOfFuel => return Fault::OutOfFuel,
+            wasmtime::Trap::StackOverflow => return Fault::StackOverflow,
+            wasmtime::Trap::Interrupt => {
+                return Fault::Unresponsive(stop.unwrap_or(StopReason::ScriptBudget))
+            }
+            _ => {}
+        }
+    }
+    if let Some(host::Killed(reason)) = e.downcast_ref::<host::Killed>() {
+        return Fault::Unresponsive(*reason);
+    }
+    let msg = format!("{e:#}");
+    if msg.contains("memory allocation") || msg.contains("out of memory") {
+        return Fault::OutOfMemory;
+    }
+    if msg.contains("unreachable") {
+        // Rust guests abort on allocation failure with `unreachable`.
+        return Fault::Trap(format!("{msg} (likely an allocation failure in the guest)"));
+    }
+    Fault::Trap(msg)
+}
+
+impl EvalReport {
+    fn fault_only(f: Fault) -> Self {
+        Self {
+            value_json: None,
+            text: String::new(),
+            error: None,
+            stopped: None,
+            fault: Some(f),
+            console: ConsoleOutput::default(),
+            abandoned_calls: Vec::new(),
+            script_time: Duration::ZERO,
+            wall_time: Duration::ZERO,
+        }
+    }
+
+    fn from_outcome(
+        o: EvalOutcome,
+        stop: Option<StopReason>,
+        console: ConsoleOutput,
+        abandoned: Vec<String>,
+        script_time: Duration,
+        wall_time: Duration,
+    ) -> Self {
+        let stopped = if o.interrupted { Some(stop.unwrap_or(StopReason::Cancelled)) } else { None };
+        Self {
+            value_json: o.value_json,
+            text: o.text,
+            error: if o.interrupted {
+                None
+            } else {
+                o.error.map(|e| ScriptError { name: e.name, message: e.message, stack: e.stack })
+            },
+            stopped,
+            fault: None,
+            console,
+            abandoned_calls: abandoned,
+            script_time,
+            wall_time,
+        }
+    }
+}

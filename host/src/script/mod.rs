@@ -1,0 +1,436 @@
+//! The REPL transform and the sealed-sandbox scan, done with a real
+//! JavaScript parser (oxc) on the host before any code reaches the guest.
+//!
+//! - `import`/`export` declarations, `import(...)`, `import.meta` and calls
+//!   of `require(...)` are rejected before evaluation.
+//! - Top-level `let`/`const` become `var` and top-level classes become
+//!   `var C = class C {...};`, so every top-level binding lives on the global
+//!   object and can be re-declared by a later evaluation, like a REPL.
+//!   Function declarations are already global and re-declarable.
+//! - The guest evaluates the result as a global script with top-level await;
+//!   its completion value is the last expression's value.
+//!
+//! Edits are splices at AST spans, so line numbers in errors stay right.
+
+use oxc_allocator::Allocator;
+use oxc_ast::ast::{CallExpression, Expression, ImportExpression, ImportMeta, Statement, VariableDeclarationKind};
+use oxc_ast_visit::{walk, Visit};
+use oxc_parser::{ParseOptions, Parser};
+use oxc_span::{GetSpan, SourceType};
+
+/// Limits on the code the transform accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct ScriptLimits {
+    /// Largest accepted source, in bytes.
+    pub max_bytes: usize,
+    /// Deepest accepted nesting (brackets and chained operators).
+    pub max_nesting: usize,
+}
+
+impl Default for ScriptLimits {
+    fn default() -> Self {
+        Self { max_bytes: 1 << 20, max_nesting: 1000 }
+    }
+}
+
+/// Why code was refused before evaluation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptRejected {
+    /// The source is larger than the limit.
+    #[error("the code is {len} bytes; the limit is {limit} bytes")]
+    TooLarge {
+        /// Size of the code.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The source nests deeper than the limit.
+    #[error("the code nests {depth} levels deep at line {line}; the limit is {limit}")]
+    TooDeep {
+        /// Depth reached.
+        depth: usize,
+        /// Where.
+        line: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The parser rejected the code.
+    #[error("{message} (line {line}, column {column})")]
+    Syntax {
+        /// Parser message.
+        message: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+    },
+    /// The code tries to load a module.
+    #[error("{what} is not allowed: this is a sealed sandbox with no module loader (line {line}, column {column}). Use the provided globals instead (tools, console, timers)")]
+    Sealed {
+        /// What was found (`import declaration`, `require()`, ...).
+        what: &'static str,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+    },
+}
+
+impl ScriptRejected {
+    /// The JavaScript error class this rejection is reported as.
+    pub fn js_name(&self) -> &'static str {
+        match self {
+            ScriptRejected::Syntax { .. } => "SyntaxError",
+            ScriptRejected::Sealed { .. } => "SandboxError",
+            ScriptRejected::TooLarge { .. } | ScriptRejected::TooDeep { .. } => "RangeError",
+        }
+    }
+}
+
+/// Transform REPL input into the script the guest evaluates.
+pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptRejected> {
+    if code.len() > limits.max_bytes {
+        return Err(ScriptRejected::TooLarge { len: code.len(), limit: limits.max_bytes });
+    }
+    // Fast path: nothing to rewrite and nothing that could load a module.
+    if !mentions_any(code, &["let", "const", "class", "import", "require"]) {
+        return Ok(code.to_string());
+    }
+    check_nesting(code, limits.max_nesting)?;
+    // Parsing and walking recurse with the code's nesting. Constructs the
+    // pre-scan cannot bound (long `a ? b : c ? ...` or `x => y => ...` chains,
+    // `a + b + ...` trees) are bounded by the size limit instead, and run on a
+    // thread whose stack is large enough for the deepest code of that size.
+    let owned = code.to_string();
+    let worker = std::thread::Builder::new()
+        .name("wrepl-parse".into())
+        .stack_size(PARSE_STACK_BYTES)
+        .spawn(move || transform(&owned));
+    match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|_| {
+            Err(ScriptRejected::Syntax { message: "the parser failed on this code".into(), line: 1, column: 1 })
+        }),
+        // No thread available: parse here only if the code is small.
+        Err(_) if code.len() <= 4096 => transform(code),
+        Err(e) => Err(ScriptRejected::Syntax { message: format!("cannot start the parser: {e}"), line: 1, column: 1 }),
+    }
+}
+
+/// Stack of the parser thread: reserved virtual memory, committed only as deep
+/// code touches it.
+const PARSE_STACK_BYTES: usize = 1 << 30;
+
+fn mentions_any(code: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| code.contains(w))
+}
+
+/// A conservative nesting estimate that needs no parser: the depth of
+/// brackets plus runs of prefix/right-associative operators, ignoring
+/// comments and string contents. It bounds the parser's recursion, so
+/// hostile input cannot exhaust the host's stack.
+fn check_nesting(code: &str, limit: usize) -> Result<(), ScriptRejected> {
+    let b = code.as_bytes();
+    let mut depth = 0usize;
+    let mut run = 0usize; // consecutive operator-ish tokens without an operand
+    let mut line = 1usize;
+    let mut i = 0usize;
+    let too_deep = |d: usize, line: usize| ScriptRejected::TooDeep { depth: d, line, limit };
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\n' => {
+                line += 1;
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    if b[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'"' | b'\'' => {
+                i += 1;
+                while i < b.len() && b[i] != c && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                run = 0;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth + run > limit {
+                    return Err(too_deep(depth + run, line));
+                }
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                run = 0;
+                i += 1;
+            }
+            b'!' | b'~' | b'-' | b'+' | b'?' | b':' | b'=' | b'*' | b'>' | b'<' | b'&' | b'|' | b'^' | b'%' | b'/' => {
+                run += 1;
+                if depth + run > limit {
+                    return Err(too_deep(depth + run, line));
+                }
+                i += 1;
+            }
+            c if c.is_ascii_whitespace() => i += 1,
+            c if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
+                    i += 1;
+                }
+                // Prefix keywords chain like operators (`typeof typeof x`,
+                // `new new X`, `await await p`, `else if` ladders).
+                match &code[start..i] {
+                    "typeof" | "void" | "delete" | "await" | "new" | "yield" | "if" | "else" | "async" => {
+                        run += 1;
+                        if depth + run > limit {
+                            return Err(too_deep(depth + run, line));
+                        }
+                    }
+                    _ => run = 0,
+                }
+            }
+            _ => {
+                run = 0;
+                i += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn line_col(code: &str, offset: u32) -> (usize, usize) {
+    let off = (offset as usize).min(code.len());
+    let before = &code[..floor_boundary(code, off)];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, col)
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+struct SealedScan<'s> {
+    code: &'s str,
+    found: Option<ScriptRejected>,
+}
+
+impl SealedScan<'_> {
+    fn report(&mut self, what: &'static str, offset: u32) {
+        if self.found.is_none() {
+            let (line, column) = line_col(self.code, offset);
+            self.found = Some(ScriptRejected::Sealed { what, line, column });
+        }
+    }
+}
+
+impl<'a> Visit<'a> for SealedScan<'_> {
+    fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
+        self.report("import()", it.span.start);
+        walk::walk_import_expression(self, it);
+    }
+    fn visit_import_meta(&mut self, it: &ImportMeta) {
+        self.report("import.meta", it.span.start);
+    }
+    fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        if let Expression::Identifier(id) = &it.callee {
+            if id.name == "require" {
+                self.report("require()", it.span.start);
+            }
+        }
+        walk::walk_call_expression(self, it);
+    }
+}
+
+struct Splice {
+    at: usize,
+    remove: usize,
+    insert: String,
+}
+
+fn transform(code: &str) -> Result<String, ScriptRejected> {
+    let allocator = Allocator::default();
+    let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
+    if let Some(d) = parsed.diagnostics.first() {
+        let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
+        let (line, column) = line_col(code, offset);
+        return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
+    }
+    if parsed.panicked {
+        return Err(ScriptRejected::Syntax { message: "the code could not be parsed".into(), line: 1, column: 1 });
+    }
+    let program = &parsed.program;
+    let mut scan = SealedScan { code, found: None };
+    for stmt in &program.body {
+        if stmt.is_module_declaration() {
+            let what = match stmt {
+                Statement::ImportDeclaration(_) => "an import declaration",
+                _ => "an export declaration",
+            };
+            scan.report(what, stmt.span().start);
+        }
+    }
+    scan.visit_program(program);
+    if let Some(e) = scan.found {
+        return Err(e);
+    }
+
+    let mut splices: Vec<Splice> = Vec::new();
+    for stmt in &program.body {
+        match stmt {
+            Statement::VariableDeclaration(decl) => {
+                let keyword = match decl.kind {
+                    VariableDeclarationKind::Let => 3,
+                    VariableDeclarationKind::Const => 5,
+                    _ => continue,
+                };
+                let start = decl.span.start as usize;
+                splices.push(Splice { at: start, remove: keyword, insert: "var".into() });
+                if decl.kind == VariableDeclarationKind::Let {
+                    // `let x;` in a later eval re-declares x as undefined.
+                    for d in &decl.declarations {
+                        if d.init.is_none() {
+                            splices.push(Splice { at: d.id.span().end as usize, remove: 0, insert: " = void 0".into() });
+                        }
+                    }
+                }
+            }
+            Statement::ClassDeclaration(class) => {
+                let Some(id) = &class.id else { continue };
+                let start = class.span.start as usize;
+                splices.push(Splice { at: start, remove: 0, insert: format!("var {} = ", id.name) });
+                splices.push(Splice { at: class.span.end as usize, remove: 0, insert: ";".into() });
+            }
+            _ => {}
+        }
+    }
+    if splices.is_empty() {
+        return Ok(code.to_string());
+    }
+    splices.sort_by_key(|s| s.at);
+    let mut out = String::with_capacity(code.len() + splices.len() * 12);
+    let mut pos = 0usize;
+    for s in splices {
+        out.push_str(&code[pos..s.at]);
+        out.push_str(&s.insert);
+        pos = s.at + s.remove;
+    }
+    out.push_str(&code[pos..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(code: &str) -> Result<String, ScriptRejected> {
+        prepare(code, &ScriptLimits::default())
+    }
+
+    #[test]
+    fn lexical_declarations_become_var() {
+        assert_eq!(p("let x = 41").unwrap(), "var x = 41");
+        assert_eq!(p("const a = 1; a").unwrap(), "var a = 1; a");
+        assert_eq!(p("let y;").unwrap(), "var y = void 0;");
+        assert_eq!(p("let {a, b: [c]} = o, d").unwrap(), "var {a, b: [c]} = o, d = void 0");
+        assert_eq!(p("class A { m() { return 1 } }\n(1)").unwrap(), "var A = class A { m() { return 1 } };\n(1)");
+    }
+
+    #[test]
+    fn nested_declarations_are_untouched() {
+        let code = "for (let i = 0; i < 3; i++) { const j = i }\n{ let k = 1 }\nfunction f() { let z = 2; class Q {} }";
+        assert_eq!(p(code).unwrap(), code);
+    }
+
+    #[test]
+    fn modules_are_sealed() {
+        for code in [
+            "import fs from 'fs'",
+            "import('x')",
+            "const m = await import('x')",
+            "export const a = 1",
+            "require('fs')",
+            "const fs = require('fs')",
+            "function f() { return require('child_process') }",
+            "import.meta.url",
+        ] {
+            match p(code) {
+                Err(ScriptRejected::Sealed { .. }) => {}
+                other => panic!("{code:?} should be sealed, got {other:?}"),
+            }
+        }
+        // The word alone is fine.
+        assert!(p("const s = 'import x from y; require(z)'; s").is_ok());
+        assert!(p("let imports = 1, required = 2").is_ok());
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        match p("let x = ;\n") {
+            Err(ScriptRejected::Syntax { line: 1, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        match p("const a = 1\nconst b = (") {
+            Err(ScriptRejected::Syntax { line, .. }) => assert!(line >= 2),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn top_level_await_parses() {
+        assert_eq!(p("const r = await f(); r").unwrap(), "var r = await f(); r");
+    }
+
+    #[test]
+    fn hostile_nesting_is_refused_not_overflowed() {
+        let limits = ScriptLimits::default();
+        for code in [
+            format!("let a = {}1{}", "(".repeat(200_000), ")".repeat(200_000)),
+            format!("let a = {}1", "!".repeat(500_000)),
+            format!("let a = {}1", "-".repeat(500_000)),
+            format!("let a = {}c", "a ? b : ".repeat(100_000)),
+            format!("let a = {}1", "typeof ".repeat(100_000)),
+            format!("let a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
+            format!("let f = {}1", "x => ".repeat(100_000)),
+        ] {
+            match prepare(&code, &limits) {
+                Err(ScriptRejected::TooDeep { .. }) => {}
+                other => panic!("expected TooDeep, got {:?}", other.map(|s| s.len())),
+            }
+        }
+    }
+
+    #[test]
+    fn long_flat_code_is_fine() {
+        let code = format!("let a = 0{}; a", " + 1".repeat(50_000));
+        assert!(p(&code).is_ok());
+        let code = format!("const xs = [{}]; xs.length", "1,".repeat(100_000));
+        assert!(p(&code).is_ok());
+    }
+
+    #[test]
+    fn size_limit() {
+        let code = "1;".repeat(600_000);
+        assert!(matches!(p(&code), Err(ScriptRejected::TooLarge { .. })));
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build the guest component reproducibly: guest-js/ -> guest-js/dist/wrepl-guest.wasm
+# Needs Debian's rustc-web toolchain, clang-22/lld-22 and wasm-tools (see scripts/install-guest-toolchain.sh).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WASM_TOOLS_VERSION=1.263.0
+CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+WASM_TOOLS=${WASM_TOOLS:-$(command -v wasm-tools || true)}
+if [ -z "$WASM_TOOLS" ] || ! "$WASM_TOOLS" --version | grep -q " $WASM_TOOLS_VERSION"; then
+  echo "build-guest: wasm-tools $WASM_TOOLS_VERSION is required (scripts/install-guest-toolchain.sh installs it)" >&2
+  exit 1
+fi
+cd "$ROOT/guest-js"
+# Debian's Rust 1.96 with its own std source; paths are remapped so the bytes
+# do not depend on where the checkout or the cargo home live.
+export PATH=/usr/bin:$PATH RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
+export CC_wasm32_unknown_unknown=clang-22 AR_wasm32_unknown_unknown=llvm-ar-22
+export RUSTFLAGS="--remap-path-prefix=$ROOT=/wrepl --remap-path-prefix=$CARGO_HOME=/cargo --remap-path-prefix=/usr/lib/rustlib/src/rust=/rust"
+export CFLAGS_wasm32_unknown_unknown="-ffile-prefix-map=$ROOT=/wrepl -ffile-prefix-map=$CARGO_HOME=/cargo"
+export SOURCE_DATE_EPOCH=0
+unset CARGO_BUILD_TARGET_DIR CARGO_TARGET_DIR
+/usr/bin/cargo build --release --locked --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort
+mkdir -p dist
+"$WASM_TOOLS" component new target/wasm32-unknown-unknown/release/wrepl_guest.wasm -o dist/wrepl-guest.wasm
+"$WASM_TOOLS" validate dist/wrepl-guest.wasm
+# The component must import nothing but the wrepl:sandbox interfaces (no WASI).
+if "$WASM_TOOLS" component wit dist/wrepl-guest.wasm | grep -E '^\s*import ' | grep -v 'wrepl:sandbox/' ; then
+  echo "build-guest: the component imports something outside wrepl:sandbox" >&2
+  exit 1
+fi
+ls -l dist/wrepl-guest.wasm
+sha256sum dist/wrepl-guest.wasm
