@@ -19,7 +19,6 @@
   const StringCtor = String;
   const FunctionToString = Function.prototype.toString;
   const nativeStart = native.startCall;
-  const nativeCancel = native.cancelCall;
   const nativeSetTimer = native.setTimer;
   const nativeClearTimer = native.clearTimer;
   const nativeWrite = native.write;
@@ -147,8 +146,12 @@
       if (typeof v === "function") return "[Function: " + fnName(v) + "]";
       if (v instanceof ErrorCtor) { const e = describeError(v); return e.name + ": " + e.message; }
       const data = toData(v, 0, new SetCtor(), { n: 0 });
-      const t = typeof data === "string" && typeof v !== "object" ? data : JSONStringify(data, null, 2);
-      return t === undefined ? "undefined" : t;
+      if (typeof data === "string" && typeof v !== "object") return data;
+      let t = JSONStringify(data);
+      if (t === undefined) return "undefined";
+      // Short values on one line, longer ones indented.
+      if (t.length > 80) t = JSONStringify(data, null, 2);
+      return t;
     } catch (e) {
       return "[unrenderable value]";
     }
@@ -360,7 +363,7 @@
     endEval() {
       for (const id of timers.keys()) nativeClearTimer(id);
       timers.clear();
-      for (const id of pending.keys()) nativeCancel(id);
+      // Calls still pending are the host's to abort and report.
       pending.clear();
     },
     describeError,

@@ -1,1 +1,9 @@
+//! wrepl integration tests: one binary, one module per area.
 
+mod support;
+
+mod budgets;
+mod calls;
+mod cli;
+mod limits;
+mod repl_semantics;

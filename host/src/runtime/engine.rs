@@ -36,6 +36,10 @@ pub struct EngineOptions {
     pub kill_grace: Duration,
     /// Where the compiled guest is cached (`None`: compile every time).
     pub cache_dir: Option<PathBuf>,
+    /// When a budget runs out, first ask the guest to stop at its next
+    /// interrupt check (the context and its variables survive). When false,
+    /// the instance is killed at once and the next evaluation starts fresh.
+    pub graceful_stop: bool,
 }
 
 impl Default for EngineOptions {
@@ -47,6 +51,7 @@ impl Default for EngineOptions {
             epoch_tick: Duration::from_millis(5),
             kill_grace: Duration::from_millis(500),
             cache_dir: default_cache_dir(),
+            graceful_stop: true,
         }
     }
 }

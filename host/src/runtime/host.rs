@@ -166,6 +166,7 @@ pub(crate) struct HostState {
     stop: Option<StopReason>,
     stop_since: Option<Instant>,
     console: ConsoleBuffer,
+    graceful_stop: bool,
 }
 
 impl HostState {
@@ -189,6 +190,7 @@ impl HostState {
             stop: None,
             stop_since: None,
             console: ConsoleBuffer::new(CONSOLE_BUDGET_BYTES),
+            graceful_stop: engine.graceful_stop,
         }
     }
 
@@ -435,6 +437,7 @@ impl host::Host for HostState {
     }
 
     fn should_interrupt(&mut self) -> wasmtime::Result<bool> {
-        Ok(self.poll_budget().is_some())
+        let stop = self.poll_budget();
+        Ok(self.graceful_stop && stop.is_some())
     }
 }

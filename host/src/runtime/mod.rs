@@ -198,6 +198,9 @@ impl Sandbox {
     /// Instantiate a fresh guest and initialise its JavaScript runtime.
     pub async fn new(engine: &SandboxEngine, options: SandboxOptions) -> Result<Self, RuntimeError> {
         let mut store = engine.new_store(HostState::new(&options, engine.options()));
+        if engine.options().fuel {
+            store.set_fuel(u64::MAX).map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
+        }
         let guest = engine
             .pre()
             .instantiate_async(&mut store)

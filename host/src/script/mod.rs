@@ -93,7 +93,7 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
         return Err(ScriptRejected::TooLarge { len: code.len(), limit: limits.max_bytes });
     }
     // Fast path: nothing to rewrite and nothing that could load a module.
-    if !mentions_any(code, &["let", "const", "class", "import", "require"]) {
+    if !mentions_any(code, &["let", "const", "class", "import", "export", "require"]) {
         return Ok(code.to_string());
     }
     check_nesting(code, limits.max_nesting)?;
@@ -408,15 +408,28 @@ mod tests {
             format!("let a = {}1{}", "(".repeat(200_000), ")".repeat(200_000)),
             format!("let a = {}1", "!".repeat(500_000)),
             format!("let a = {}1", "-".repeat(500_000)),
-            format!("let a = {}c", "a ? b : ".repeat(100_000)),
             format!("let a = {}1", "typeof ".repeat(100_000)),
             format!("let a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
-            format!("let f = {}1", "x => ".repeat(100_000)),
+            format!("let a = {}1{}", "{a:".repeat(100_000), "}".repeat(100_000)),
         ] {
             match prepare(&code, &limits) {
                 Err(ScriptRejected::TooDeep { .. }) => {}
                 other => panic!("expected TooDeep, got {:?}", other.map(|s| s.len())),
             }
+        }
+    }
+
+    #[test]
+    fn deep_chains_at_the_size_limit_do_not_overflow_the_host() {
+        // Chains the pre-scan cannot bound: the parser thread's stack must hold
+        // them at the largest accepted size.
+        let limits = ScriptLimits::default();
+        let max = limits.max_bytes - 16;
+        for (unit, tail) in [("a ? b : ", "c"), ("x => ", "1"), ("a + ", "1"), ("a = ", "1"), ("a ** ", "2"), ("a.b", "")] {
+            let code = format!("let v = {}{tail}", unit.repeat(max / unit.len()));
+            assert!(code.len() <= limits.max_bytes);
+            // Accepted or refused, but never a crash.
+            let _ = prepare(&code, &limits);
         }
     }
 

@@ -1,0 +1,111 @@
+//! The `wrepl` command line, as a user runs it.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn wrepl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).stdin(Stdio::null()).output().expect("run wrepl")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn eval_persists_across_snippets() {
+    let o = wrepl(&["eval", "-e", "let x = 41", "-e", "x + 1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().last(), Some("42"));
+    let o = wrepl(&["eval", "-e", "const a = 1", "-e", "const a = 2; a"]);
+    assert_eq!(stdout(&o).lines().last(), Some("2"));
+    let o = wrepl(&["eval", "-e", "await new Promise(r => setTimeout(r, 10)); 7"]);
+    assert_eq!(stdout(&o).trim(), "7");
+}
+
+#[test]
+fn timeout_then_next_snippet_still_works() {
+    let t = Instant::now();
+    let o = wrepl(&["eval", "--timeout", "1000", "-e", "while(true){}", "-e", "'next ok'"]);
+    assert!(t.elapsed() < Duration::from_secs(3) + Duration::from_millis(1500), "{:?}", t.elapsed());
+    assert!(stderr(&o).contains("TimeoutError"), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "next ok");
+    assert!(o.status.success(), "the last snippet succeeded");
+}
+
+#[test]
+fn exit_status_follows_the_last_snippet() {
+    let o = wrepl(&["eval", "-e", "throw new Error('first')", "-e", "1"]);
+    assert!(o.status.success());
+    let o = wrepl(&["eval", "-e", "1", "-e", "throw new Error('last')"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("Error: last"), "{}", stderr(&o));
+}
+
+#[test]
+fn sealed_sandbox_from_the_cli() {
+    for code in ["import(\"x\")", "require(\"fs\")"] {
+        let o = wrepl(&["eval", "-e", code]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("sealed sandbox"), "{}", stderr(&o));
+    }
+    let o = wrepl(&["eval", "-e", "typeof WebAssembly"]);
+    assert_eq!(stdout(&o).trim(), "undefined");
+}
+
+#[test]
+fn json_output_has_one_object_per_snippet() {
+    let o = wrepl(&["eval", "--json", "-e", "console.log('hi'); 5", "-e", "throw new TypeError('t')", "-e", "while(1){}", "--timeout", "200"]);
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["result"], 5);
+    assert_eq!(lines[0]["stdout"], "hi\n");
+    assert_eq!(lines[0]["error"], serde_json::Value::Null);
+    assert_eq!(lines[0]["timed_out"], false);
+    assert_eq!(lines[1]["error"]["name"], "TypeError");
+    assert_eq!(lines[2]["timed_out"], true);
+    for l in &lines {
+        for k in ["result", "stdout", "stderr", "error", "timed_out"] {
+            assert!(l.get(k).is_some(), "{k} missing in {l}");
+        }
+    }
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn code_from_stdin() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .arg("eval")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"const n = 6\nn * 7\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&o).trim(), "42");
+}
+
+#[test]
+fn invalid_timeouts_are_rejected() {
+    for t in ["0", "-5", "abc", "NaN"] {
+        let o = wrepl(&["eval", "--timeout", t, "-e", "1"]);
+        assert_eq!(o.status.code(), Some(2), "--timeout {t}");
+        assert!(stderr(&o).contains("timeout"), "{}", stderr(&o));
+    }
+    // larger values are clamped, not rejected
+    let o = wrepl(&["eval", "--timeout", "99999999", "-e", "1"]);
+    assert!(o.status.success());
+}
+
+#[test]
+fn memory_and_recursion_never_crash_the_host() {
+    let o = wrepl(&["eval", "-e", "'x'.repeat(2**30)", "-e", "function f(n){return f(n+1)+1}; f(0)", "-e", "'alive'"]);
+    assert_eq!(stdout(&o).trim(), "alive");
+    assert!(stderr(&o).contains("RangeError"), "{}", stderr(&o));
+}
