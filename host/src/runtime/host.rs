@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use futures_util::future::{AbortHandle, Abortable};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::bindings::wrepl::sandbox::{calls, host, types};
 use super::budget::{Budget, CancelToken, ScriptClock, StopReason};
@@ -137,14 +138,15 @@ impl wasmtime::ResourceLimiter for Limits {
 }
 
 struct Done {
-    generation: u64,
     id: u32,
     result: Result<String, CallFailure>,
 }
 
+type Running = Pin<Box<dyn Future<Output = Option<Done>> + Send>>;
+
 struct InFlight {
     tool: String,
-    abort: tokio::task::AbortHandle,
+    abort: AbortHandle,
 }
 
 /// Per-instance host state (the wasmtime store data).
@@ -152,9 +154,10 @@ pub(crate) struct HostState {
     pub(crate) limits: Limits,
     handler: Arc<dyn CallHandler>,
     ambient: Arc<dyn Ambient>,
-    tx: mpsc::UnboundedSender<Done>,
-    rx: mpsc::UnboundedReceiver<Done>,
-    generation: u64,
+    /// In-flight call futures, polled on the guest's task whenever the guest
+    /// waits in `next-completion` (no cross-thread hand-off per call). Tools
+    /// that must progress while the script computes spawn their own work.
+    running: FuturesUnordered<Running>,
     next_id: u32,
     in_flight: HashMap<u32, InFlight>,
     timers: BTreeSet<(Instant, u32)>,
@@ -171,14 +174,11 @@ pub(crate) struct HostState {
 
 impl HostState {
     pub(crate) fn new(options: &SandboxOptions, engine: &EngineOptions) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
         Self {
             limits: Limits { max_memory: engine.max_linear_memory, peak: 0 },
             handler: options.handler.clone(),
             ambient: options.ambient.clone(),
-            tx,
-            rx,
-            generation: 0,
+            running: FuturesUnordered::new(),
             next_id: 1,
             in_flight: HashMap::new(),
             timers: BTreeSet::new(),
@@ -199,7 +199,6 @@ impl HostState {
     }
 
     pub(crate) fn begin_eval(&mut self, budget: Budget, cancel: CancelToken) {
-        self.generation += 1;
         self.budget = budget;
         self.cancel = cancel;
         self.clock = ScriptClock::start();
@@ -227,9 +226,9 @@ impl HostState {
         }
         self.timers.clear();
         self.timer_at.clear();
-        while self.rx.try_recv().is_ok() {}
+        // Dropping the futures ends their work (processes are killed on drop).
+        self.running = FuturesUnordered::new();
         self.active = false;
-        self.generation += 1;
         let script = self.clock.used();
         let wall = self.clock.wall();
         (self.console.take(), abandoned, script, wall)
@@ -259,7 +258,7 @@ impl HostState {
     }
 
     fn accept(&mut self, done: Done) -> Option<types::Completion> {
-        if done.generation != self.generation || self.in_flight.remove(&done.id).is_none() {
+        if self.in_flight.remove(&done.id).is_none() {
             return None;
         }
         if self.in_flight.is_empty() {
@@ -338,26 +337,18 @@ impl calls::Host for HostState {
         };
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
-        let tx = self.tx.clone();
-        let generation = self.generation;
-        let task = tokio::spawn(async move {
-            let result = fut.await;
-            let _ = tx.send(Done { generation, id, result });
-        });
+        let (abort, registration) = AbortHandle::new_pair();
+        let fut = Abortable::new(fut, registration);
+        self.running.push(Box::pin(async move { fut.await.ok().map(|result| Done { id, result }) }));
         if self.in_flight.is_empty() {
             self.clock.pause();
         }
-        self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort: task.abort_handle() });
+        self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
         Ok(Ok(id))
     }
 
     async fn next_completion(&mut self) -> Option<types::Completion> {
         loop {
-            while let Ok(done) = self.rx.try_recv() {
-                if let Some(c) = self.accept(done) {
-                    return Some(c);
-                }
-            }
             let now = Instant::now();
             if let Some(id) = self.pop_due_timer(now) {
                 return Some(types::Completion::Timer(id));
@@ -374,15 +365,20 @@ impl calls::Host for HostState {
             }
             // Wake regularly to notice cancellation.
             deadline = deadline.min(now + Duration::from_millis(20));
-            tokio::select! {
-                done = self.rx.recv() => {
-                    if let Some(done) = done {
-                        if let Some(c) = self.accept(done) {
-                            return Some(c);
-                        }
-                    }
+            let next = if self.running.is_empty() {
+                tokio::time::sleep_until(deadline.into()).await;
+                None
+            } else {
+                tokio::select! {
+                    biased;
+                    done = self.running.next() => done.flatten(),
+                    _ = tokio::time::sleep_until(deadline.into()) => None,
                 }
-                _ = tokio::time::sleep_until(deadline.into()) => {}
+            };
+            if let Some(done) = next {
+                if let Some(c) = self.accept(done) {
+                    return Some(c);
+                }
             }
         }
     }

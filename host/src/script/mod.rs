@@ -98,27 +98,70 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     }
     check_nesting(code, limits.max_nesting)?;
     // Parsing and walking recurse with the code's nesting. Constructs the
-    // pre-scan cannot bound (long `a ? b : c ? ...` or `x => y => ...` chains,
-    // `a + b + ...` trees) are bounded by the size limit instead, and run on a
-    // thread whose stack is large enough for the deepest code of that size.
+    // pre-scan cannot bound (long `a ? b : c ? ...`, `x => y => ...` or
+    // `a = b = ...` chains) need up to ~256 bytes of stack per byte of code
+    // (measured), so the code's size picks a stack that is large enough:
+    // small code is parsed in place, medium code on a long-lived parser
+    // thread, large code on a fresh thread with a huge (lazily committed) stack.
+    if code.len() <= INLINE_MAX_BYTES {
+        return transform(code);
+    }
+    if code.len() <= WORKER_MAX_BYTES {
+        if let Some(r) = worker_transform(code) {
+            return r;
+        }
+    }
     let owned = code.to_string();
     let worker = std::thread::Builder::new()
-        .name("wrepl-parse".into())
-        .stack_size(PARSE_STACK_BYTES)
+        .name("wrepl-parse-large".into())
+        .stack_size(LARGE_STACK_BYTES)
         .spawn(move || transform(&owned));
     match worker {
-        Ok(handle) => handle.join().unwrap_or_else(|_| {
-            Err(ScriptRejected::Syntax { message: "the parser failed on this code".into(), line: 1, column: 1 })
-        }),
-        // No thread available: parse here only if the code is small.
-        Err(_) if code.len() <= 4096 => transform(code),
+        Ok(handle) => handle.join().unwrap_or_else(|_| Err(parser_failed())),
         Err(e) => Err(ScriptRejected::Syntax { message: format!("cannot start the parser: {e}"), line: 1, column: 1 }),
     }
 }
 
-/// Stack of the parser thread: reserved virtual memory, committed only as deep
-/// code touches it.
-const PARSE_STACK_BYTES: usize = 1 << 30;
+/// Code up to this size is parsed on the caller's thread (worst case ~256 KiB
+/// of stack; every Rust thread has at least 2 MiB unless configured lower).
+const INLINE_MAX_BYTES: usize = 1 << 10;
+/// Code up to this size goes to the long-lived parser thread.
+const WORKER_MAX_BYTES: usize = 64 << 10;
+/// Stack of the long-lived parser thread (4x the measured worst case).
+const WORKER_STACK_BYTES: usize = 64 << 20;
+/// Stack of a thread for large code: reserved virtual memory, committed only
+/// as deep code touches it (4x the measured worst case at 1 MiB of code).
+const LARGE_STACK_BYTES: usize = 1 << 30;
+
+fn parser_failed() -> ScriptRejected {
+    ScriptRejected::Syntax { message: "the parser failed on this code".into(), line: 1, column: 1 }
+}
+
+type ParseJob = (String, std::sync::mpsc::SyncSender<Result<String, ScriptRejected>>);
+
+/// Parse on the long-lived parser thread; `None` if it is unavailable.
+fn worker_transform(code: &str) -> Option<Result<String, ScriptRejected>> {
+    use std::sync::{mpsc, Mutex, OnceLock};
+    static WORKER: OnceLock<Option<Mutex<mpsc::Sender<ParseJob>>>> = OnceLock::new();
+    let worker = WORKER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<ParseJob>();
+        std::thread::Builder::new()
+            .name("wrepl-parse".into())
+            .stack_size(WORKER_STACK_BYTES)
+            .spawn(move || {
+                for (code, reply) in rx {
+                    let r = std::panic::catch_unwind(|| transform(&code)).unwrap_or_else(|_| Err(parser_failed()));
+                    let _ = reply.send(r);
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let tx = worker.as_ref()?.lock().ok()?.clone();
+    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+    tx.send((code.to_string(), reply)).ok()?;
+    answer.recv().ok()
+}
 
 fn mentions_any(code: &str, words: &[&str]) -> bool {
     words.iter().any(|w| code.contains(w))
