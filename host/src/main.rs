@@ -9,7 +9,11 @@ use wrepl::repl::{timeout_from_ms, EvalOptions, Repl, ReplOptions};
 use wrepl::runtime::{EngineOptions, SandboxEngine};
 
 #[derive(Parser)]
-#[command(name = "wrepl", version, about = "A sealed JavaScript REPL for LLM agents (QuickJS in WebAssembly)")]
+#[command(
+    name = "wrepl",
+    version,
+    about = "A sealed JavaScript REPL for LLM agents (QuickJS in WebAssembly)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,7 +40,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("wrepl: cannot start the async runtime: {e}");
@@ -54,44 +61,72 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Eval { snippets, timeout, fuel, json } => eval(snippets, timeout, fuel, json).await,
+        Command::Eval {
+            snippets,
+            timeout,
+            fuel,
+            json,
+        } => eval(snippets, timeout, fuel, json).await,
     }
 }
 
-async fn eval(mut snippets: Vec<String>, timeout: Option<String>, fuel: Option<u64>, json: bool) -> anyhow::Result<ExitCode> {
+async fn eval(
+    mut snippets: Vec<String>,
+    timeout: Option<String>,
+    fuel: Option<u64>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let timeout = match timeout {
         None => None,
         Some(t) => {
-            let ms: f64 = t
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("invalid input: --timeout must be a number of milliseconds, got {t:?}"))?;
+            let ms: f64 = t.trim().parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "invalid input: --timeout must be a number of milliseconds, got {t:?}"
+                )
+            })?;
             Some(timeout_from_ms(ms)?)
         }
     };
     if snippets.is_empty() {
         let mut code = String::new();
-        std::io::stdin().read_to_string(&mut code).context("reading code from stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut code)
+            .context("reading code from stdin")?;
         snippets.push(code);
     }
-    let engine = SandboxEngine::new(EngineOptions { fuel: fuel.is_some(), ..EngineOptions::default() })?;
+    let engine = SandboxEngine::new(EngineOptions {
+        fuel: fuel.is_some(),
+        ..EngineOptions::default()
+    })?;
     let mut repl = Repl::with_engine(std::sync::Arc::new(engine), ReplOptions::default()).await?;
     let mut last_failed = false;
     let stdout = std::io::stdout();
     for code in &snippets {
-        let r = repl.eval(code, EvalOptions { timeout, fuel, ..EvalOptions::default() }).await?;
+        let r = repl
+            .eval(
+                code,
+                EvalOptions {
+                    timeout,
+                    fuel,
+                    ..EvalOptions::default()
+                },
+            )
+            .await?;
         last_failed = r.failed();
         let mut out = stdout.lock();
         if json {
-            serde_json::to_writer(&mut out, &serde_json::json!({
-                "result": r.result,
-                "text": r.text,
-                "stdout": r.stdout,
-                "stderr": r.stderr,
-                "error": r.error,
-                "timed_out": r.timed_out,
-                "context_reset": r.context_reset,
-            }))?;
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({
+                    "result": r.result,
+                    "text": r.text,
+                    "stdout": r.stdout,
+                    "stderr": r.stderr,
+                    "error": r.error,
+                    "timed_out": r.timed_out,
+                    "context_reset": r.context_reset,
+                }),
+            )?;
             writeln!(out)?;
         } else {
             out.write_all(r.stdout.as_bytes())?;
@@ -111,5 +146,9 @@ async fn eval(mut snippets: Vec<String>, timeout: Option<String>, fuel: Option<u
         }
         out.flush()?;
     }
-    Ok(if last_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if last_failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,0 +1,26 @@
+# wrepl tasks. `just --list` shows them.
+
+# Build and run the tests (the README's test command).
+test:
+    cargo test
+
+# Rebuild the guest component (needs the guest toolchain: `just guest-toolchain`).
+guest:
+    bash scripts/build-guest.sh
+
+# Install Debian's rustc-web, clang/lld 22 and wasm-tools for `just guest`.
+guest-toolchain:
+    bash scripts/install-guest-toolchain.sh
+
+# Formatting and lints, as CI runs them.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --all-targets -- -D warnings
+
+# Criterion benchmarks of the sandbox core.
+bench:
+    cargo bench --bench sandbox
+
+# Everything CI does.
+ci:
+    bash .ci/run
