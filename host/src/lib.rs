@@ -10,7 +10,9 @@
 //!   result assembly.
 
 pub mod repl;
+pub mod pipeline;
 pub mod runtime;
 pub mod script;
+pub mod tools;
 
 pub use repl::{EvalOptions, EvalResult, Repl, ReplError, ReplOptions};

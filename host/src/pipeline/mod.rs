@@ -1,0 +1,1 @@
+//! The inner-call pipeline.

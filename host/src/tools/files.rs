@@ -1,0 +1,1 @@
+//! File tools: Read, Write, Edit (placeholder until implemented).

@@ -1,0 +1,169 @@
+//! Built-in tools. Tools touch the OS (files through cap-std `Dir`s rooted at
+//! the granted workspace roots) but know no policy: permission, hooks,
+//! schema validation and timeouts are the pipeline's job.
+
+pub mod files;
+pub mod search;
+pub mod shell;
+pub mod workspace;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use workspace::{Resolved, Workspace};
+
+/// Native timeout of file and search tools.
+pub const FILE_TOOL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A boxed, sendable tool future.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
+
+/// Why a tool failed. The message is shown to the script and the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The input is well-formed JSON but not acceptable (beyond the schema).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A path leaves the granted workspace roots (`..`, absolute paths,
+    /// symlinks) or names something that is not allowed.
+    #[error("{0}")]
+    PathEscape(String),
+    /// The file or directory does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// An OS error.
+    #[error("{0}")]
+    Io(String),
+    /// The tool's own (native) timeout expired.
+    #[error("{0}")]
+    Timeout(String),
+    /// The call was cancelled.
+    #[error("{0}")]
+    Cancelled(String),
+    /// Any other failure.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// Short machine-readable kind, as the script sees it in `error.kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::InvalidInput(_) => "invalid-input",
+            ToolError::PathEscape(_) => "path-escape",
+            ToolError::NotFound(_) => "not-found",
+            ToolError::Io(_) => "io",
+            ToolError::Timeout(_) => "timeout",
+            ToolError::Cancelled(_) => "aborted",
+            ToolError::Failed(_) => "failed",
+        }
+    }
+}
+
+/// A media attachment produced by a tool (e.g. `Read` of an image or PDF).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Media {
+    /// An image.
+    Image {
+        /// MIME type, e.g. `image/png`.
+        mime: String,
+        /// Base64 data.
+        data: String,
+    },
+    /// A PDF document.
+    Pdf {
+        /// Base64 data.
+        data: String,
+    },
+}
+
+/// What a tool returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutput {
+    /// The value the script receives (structured content).
+    pub value: Value,
+    /// Text for the transcript / the model (e.g. `cat -n` style for Read).
+    pub text: String,
+    /// Media attachments.
+    pub media: Vec<Media>,
+}
+
+impl ToolOutput {
+    /// Output with a value and a text rendering, no media.
+    pub fn new(value: Value, text: impl Into<String>) -> Self {
+        Self { value, text: text.into(), media: Vec::new() }
+    }
+}
+
+/// What a running call may use.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The granted workspace roots.
+    pub workspace: Arc<Workspace>,
+    /// The evaluation's working directory (absolute host path inside a root).
+    pub cwd: PathBuf,
+    /// Cancelled when the call must stop (native timeout, watchdog, eval end).
+    pub cancel: CancellationToken,
+    /// The native timeout the pipeline applies to this call.
+    pub timeout: Duration,
+}
+
+/// A tool the pipeline can run.
+pub trait Tool: Send + Sync + 'static {
+    /// Wire name (`Read`, `Bash`, `mcp__srv__tool`, ...).
+    fn name(&self) -> &str;
+    /// One-paragraph description for the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of the input.
+    fn input_schema(&self) -> Value;
+    /// JSON Schema of the output value, if the tool declares one.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+    /// Native timeout for this input.
+    fn native_timeout(&self, _input: &Value) -> Duration {
+        FILE_TOOL_TIMEOUT
+    }
+    /// True when the tool never changes anything.
+    fn read_only(&self, _input: &Value) -> bool {
+        false
+    }
+    /// True when calls may run at the same time as other calls.
+    fn concurrency_safe(&self, input: &Value) -> bool {
+        self.read_only(input)
+    }
+    /// True when repeating a call has no further effect.
+    fn idempotent(&self) -> bool {
+        false
+    }
+    /// Paths the input refers to, for path-scoped permission rules
+    /// (`Read(./src/**)`). Raw strings as given by the caller.
+    fn input_paths(&self, _input: &Value) -> Vec<String> {
+        Vec::new()
+    }
+    /// The string command-scoped rules match (`Bash(git status:*)`).
+    fn rule_subject(&self, _input: &Value) -> Option<String> {
+        None
+    }
+    /// Run the call. The input has already been validated against the schema.
+    fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture;
+}
+
+/// The built-in tools.
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    // Filled in as the tools land: shell::Bash, files::{Read, Write, Edit}, search::{Glob, Grep}.
+    Vec::new()
+}
+
+/// Read a string field of an input object.
+pub(crate) fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
+    input.get(key).and_then(Value::as_str)
+}

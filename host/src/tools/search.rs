@@ -1,0 +1,1 @@
+//! Search tools: Glob, Grep (placeholder until implemented).

@@ -1,0 +1,1 @@
+//! The Bash tool (placeholder until implemented).
