@@ -98,7 +98,7 @@ pub(crate) fn opt_uint(input: &Value, key: &str, min: u64) -> Result<Option<u64>
                 u
             } else {
                 match n.as_f64() {
-                    Some(f) if f.fract() == 0.0 && f >= 0.0 && f < 1.8e19 => f as u64,
+                    Some(f) if f.fract() == 0.0 && (0.0..1.8e19).contains(&f) => f as u64,
                     _ => return Err(bad()),
                 }
             }
@@ -754,7 +754,7 @@ fn edit_file(
     if hits.is_empty()
         && old.contains('\n')
         && !old.contains('\r')
-        && find_all(&bytes, "\r\n").len() > 0
+        && bytes.windows(2).any(|w| w == b"\r\n")
     {
         let crlf = old.replace('\n', "\r\n");
         let h = find_all(&bytes, &crlf);

@@ -159,8 +159,14 @@ pub trait Tool: Send + Sync + 'static {
 
 /// The built-in tools.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    // Filled in as the tools land: shell::Bash, files::{Read, Write, Edit}, search::{Glob, Grep}.
-    Vec::new()
+    // shell::Bash joins when it lands.
+    vec![
+        Arc::new(files::Read),
+        Arc::new(files::Write),
+        Arc::new(files::Edit),
+        Arc::new(search::Glob),
+        Arc::new(search::Grep),
+    ]
 }
 
 /// Read a string field of an input object.
