@@ -804,16 +804,15 @@ fn grep(
             }
             continue;
         }
+        if lines.truncated {
+            break;
+        }
         if matches == 0 {
             continue;
         }
         matched_files += 1;
         match req.mode {
-            Mode::Content => {
-                if lines.truncated {
-                    break;
-                }
-            }
+            Mode::Content => {}
             Mode::Files => {
                 newest.push(Reverse((mtime, Reverse(shown))));
                 if newest.len() > entry_cap {
@@ -1005,6 +1004,22 @@ mod tests {
             );
         }
         assert!(Grep.input_schema()["properties"]["-C"].is_object());
+    }
+
+    #[test]
+    fn builtin_schemas_are_valid_json_schema() {
+        for t in crate::tools::builtin_tools() {
+            let s = t.input_schema();
+            jsonschema::meta::validate(&s).unwrap_or_else(|e| panic!("{}: {e}", t.name()));
+            let v = jsonschema::validator_for(&s).unwrap();
+            assert!(!v.is_valid(&json!({"bogus": 1})), "{}", t.name());
+        }
+        let v = jsonschema::validator_for(&Grep.input_schema()).unwrap();
+        assert!(v.is_valid(&json!({"pattern": "x", "-i": true, "-C": 2, "output_mode": "count"})));
+        assert!(!v.is_valid(&json!({"pattern": "x", "output_mode": "lines"})));
+        let v = jsonschema::validator_for(&crate::tools::files::Read.input_schema()).unwrap();
+        assert!(v.is_valid(&json!({"file_path": "a", "offset": 3, "limit": 1})));
+        assert!(!v.is_valid(&json!({"file_path": "a", "offset": 0})));
     }
 
     #[test]
