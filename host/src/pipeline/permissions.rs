@@ -67,7 +67,8 @@
 //!
 //! # Path globs
 //!
-//! Request paths must be absolute; they are normalised lexically (`.` and
+//! Request paths should be absolute and resolved (a relative one is taken
+//! relative to the project root); they are normalised lexically (`.` and
 //! `..` removed) before matching, as is the project root. Specifier forms:
 //!
 //! | specifier           | meaning                                             |
@@ -918,10 +919,7 @@ fn deny_candidates(cmd: &str) -> Vec<String> {
         for part in split_shell(source) {
             add(part.text.clone());
             let mut words = shell_words(&part.text);
-            loop {
-                let Some(first) = words.first_mut() else {
-                    break;
-                };
+            while let Some(first) = words.first_mut() {
                 let stripped = first.trim_start_matches(['(', '{', '!']);
                 if stripped.len() != first.len() {
                     *first = stripped.to_string();
@@ -1343,6 +1341,11 @@ mod tests {
             assert_eq!(path_req(&r, "Read", &["/proj/.envx"]), None, "{rule}");
             assert_eq!(path_req(&r, "Read", &["/proj/x.env"]), None, "{rule}");
         }
+        // gitignore-style: a trailing `/` does not anchor the pattern.
+        let r = rules(&[], &[], &["Read(build/)"]);
+        assert_eq!(path_req(&r, "Read", &["/proj/a/build/x"]), Some(Deny));
+        assert_eq!(path_req(&r, "Read", &["/proj/build"]), Some(Deny));
+        assert_eq!(path_req(&r, "Read", &["/proj/builds/x"]), None);
         let r = rules(&[], &[], &["Read(*.pem)"]);
         assert_eq!(path_req(&r, "Read", &["/proj/k/key.pem"]), Some(Deny));
         assert_eq!(path_req(&r, "Read", &["/proj/k/key.pem.txt"]), None);
