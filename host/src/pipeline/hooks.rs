@@ -28,8 +28,9 @@
 //!   plus the legacy top-level `decision` (`"approve"` or `"block"`) with
 //!   `reason`. Other keys are ignored. If `hookSpecificOutput.hookEventName`
 //!   is present it must name the running event, else that object is ignored.
-//!   Output that is not a JSON object, or a recognised key with a wrong value,
-//!   produces a warning and no decision;
+//!   Keywords are accepted in any case. Output that is not a JSON object
+//!   produces a warning and no decision; a recognised key with a wrong value
+//!   produces a warning and is ignored (the rest of the output still counts);
 //! - **exit 2**: block — PreToolUse denies the call, the post events flag the
 //!   result; the trimmed stderr (capped at [`MAX_REASON_CHARS`]) is the reason;
 //! - **any other exit, death by signal, failure to start**: a warning only.
@@ -538,10 +539,10 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
 
     let decision = match string("permissionDecision", &mut v.warnings) {
         None => None,
-        Some(d) => match d.to_ascii_lowercase().as_str() {
-            "allow" => Some(Decision::Allow),
+        Some(d) => match d.trim().to_ascii_lowercase().as_str() {
+            "allow" | "approve" => Some(Decision::Allow),
             "ask" => Some(Decision::Ask),
-            "deny" => Some(Decision::Deny),
+            "deny" | "block" => Some(Decision::Deny),
             _ => {
                 v.warnings.push(format!(
                     "{name}: unknown `permissionDecision` {d:?}; ignored"
@@ -781,12 +782,19 @@ mod tests {
                         json!({"decision": "block", "reason": "legacy says no"}),
                     )),
                     hook(&print_json(json!({"permissionDecision": "ask"}))),
+                    hook(&print_json(json!({"permissionDecision": " DENY "}))),
                 ],
             ),
         ]);
         let out = pre(&r, "Bash", dir.path()).await;
         assert_eq!(out.decision, Some(Decision::Deny));
-        assert_eq!(out.reason.as_deref(), Some("no rm\nlegacy says no"));
+        let reason = out.reason.unwrap();
+        let lines: Vec<&str> = reason.lines().collect();
+        assert_eq!(lines[..2], ["no rm", "legacy says no"]);
+        assert!(
+            lines[2].starts_with("denied by hook `printf") && lines.len() == 3,
+            "{reason}"
+        );
         // The Bash-only group does not run for Write.
         let out = pre(&r, "Write", dir.path()).await;
         assert_eq!(out.decision, Some(Decision::Allow));
