@@ -1121,6 +1121,17 @@ mod tests {
     }
 
     #[test]
+    fn futures_are_send() {
+        fn assert_send<T: Send>(_: &T) {}
+        let r = HookRunner::new(HookSettings::default()).unwrap();
+        let c = ctx("Bash", Path::new("/"));
+        let input = json!({});
+        assert_send(&r.pre_tool_use(&c, &input));
+        assert_send(&r.post_tool_use(&c, &input, &input));
+        assert_send(&r.post_tool_use_failure(&c, &input, "e"));
+    }
+
+    #[test]
     fn invalid_settings_rejected() {
         let mut h = hook("true");
         h.timeout = 0.0;
