@@ -1,1 +1,5 @@
 //! The inner-call pipeline.
+
+pub mod hooks;
+pub mod permissions;
+pub mod settings;

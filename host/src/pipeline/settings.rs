@@ -1,0 +1,565 @@
+//! The settings file: permission rules, command hooks and tool isolation.
+//!
+//! ```json
+//! {
+//!   "permissions": { "allow": ["Bash(git status:*)", "Read(./src/**)"], "ask": [], "deny": [] },
+//!   "hooks": {
+//!     "PreToolUse": [
+//!       { "matcher": "Bash|Write",
+//!         "hooks": [ { "type": "command", "command": "./check.sh", "timeout": 60, "onTimeout": "deny" } ] }
+//!     ],
+//!     "PostToolUse": [],
+//!     "PostToolUseFailure": []
+//!   },
+//!   "isolation": { "enabled": false, "web": ["mcp__fetch__*"], "connectors": ["mcp__gmail__*"] }
+//! }
+//! ```
+//!
+//! Every section and every list is optional; unknown keys are errors (a
+//! misspelt `"deny"` must not silently become no rule at all). The defaults
+//! are fail-closed:
+//!
+//! - no permission rules: [`PermissionRules::evaluate`] matches nothing and the
+//!   caller applies its own default (ask or deny, never allow);
+//! - no hooks; a hook's `timeout` defaults to [`DEFAULT_HOOK_TIMEOUT_SECS`]
+//!   and an expired hook denies the call (`"onTimeout": "deny"`);
+//! - isolation off, with no web and no connector tools.
+//!
+//! Loading validates everything that can be checked without running anything:
+//! permission rules are parsed, matchers compiled, timeouts range-checked. A
+//! validation error names the offending field, e.g.
+//! `hooks.PreToolUse[0].hooks[1].timeout: must be greater than 0 and at most 600 seconds`.
+//!
+//! [`PermissionRules::evaluate`]: super::permissions::PermissionRules::evaluate
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::Regex;
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+
+use super::permissions::{PermissionRules, ToolPattern};
+
+/// Default hook timeout in seconds.
+pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
+
+/// Largest accepted hook timeout in seconds.
+pub const MAX_HOOK_TIMEOUT_SECS: f64 = 600.0;
+
+/// Why settings could not be loaded or a rule could not be accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The settings file could not be read.
+    #[error("cannot read settings file {}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// An error in a settings file (wraps the actual error with the file name).
+    #[error("{}: {source}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: Box<SettingsError>,
+    },
+    /// The JSON is malformed or does not have the expected shape (unknown
+    /// key, wrong type, missing `hooks` list, ...).
+    #[error("invalid settings: {0}")]
+    Parse(#[from] serde_json::Error),
+    /// A field has an unacceptable value.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Path of the field, e.g. `hooks.PreToolUse[0].matcher`.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A permission rule (or tool pattern) is malformed.
+    #[error("{field}: invalid rule {rule:?}: {reason}")]
+    InvalidRule {
+        /// Where the rule came from, e.g. `permissions.allow[2]` or `allow`.
+        field: String,
+        /// The rule as written.
+        rule: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl SettingsError {
+    fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        SettingsError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The whole settings file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Permission rules.
+    pub permissions: PermissionSettings,
+    /// Command hooks.
+    pub hooks: HookSettings,
+    /// Tool isolation classes.
+    pub isolation: IsolationSettings,
+}
+
+impl Settings {
+    /// Read, parse and validate a settings file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Settings, SettingsError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Settings::from_json(&text).map_err(|e| SettingsError::File {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })
+    }
+
+    /// Parse and validate settings from JSON text.
+    pub fn from_json(json: &str) -> Result<Settings, SettingsError> {
+        let settings: Settings = serde_json::from_str(json)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Check everything that can be checked statically. [`Settings::load`]
+    /// and [`Settings::from_json`] already call this; call it again after
+    /// building or changing settings in code.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        self.permissions.validate()?;
+        self.hooks.validate()?;
+        self.isolation.validate()
+    }
+}
+
+/// `permissions`: rule lists. Evaluation order is deny, then ask, then allow
+/// (see [`PermissionRules`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PermissionSettings {
+    /// Rules that let a call run without asking.
+    pub allow: Vec<String>,
+    /// Rules that make the caller ask the user.
+    pub ask: Vec<String>,
+    /// Rules that refuse a call.
+    pub deny: Vec<String>,
+}
+
+impl PermissionSettings {
+    /// Parse every rule.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        PermissionRules::from_settings(self).map(drop)
+    }
+}
+
+/// `hooks`: matcher groups per event, run in configuration order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HookSettings {
+    /// Run before a tool call; may allow, ask, deny or rewrite the input.
+    #[serde(rename = "PreToolUse")]
+    pub pre_tool_use: Vec<HookMatcher>,
+    /// Run after a successful tool call; may add context or flag the result.
+    #[serde(rename = "PostToolUse")]
+    pub post_tool_use: Vec<HookMatcher>,
+    /// Run after a failed tool call; may add context.
+    #[serde(rename = "PostToolUseFailure")]
+    pub post_tool_use_failure: Vec<HookMatcher>,
+}
+
+impl HookSettings {
+    /// The matcher groups of one event.
+    pub fn groups(&self, event: super::hooks::HookEvent) -> &[HookMatcher] {
+        use super::hooks::HookEvent;
+        match event {
+            HookEvent::PreToolUse => &self.pre_tool_use,
+            HookEvent::PostToolUse => &self.post_tool_use,
+            HookEvent::PostToolUseFailure => &self.post_tool_use_failure,
+        }
+    }
+
+    /// Check matchers, commands and timeouts.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        use super::hooks::HookEvent;
+        for event in HookEvent::ALL {
+            for (i, group) in self.groups(event).iter().enumerate() {
+                let field = format!("hooks.{}[{i}]", event.as_str());
+                group.validate(&field)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One matcher group: a tool-name pattern and the hooks it triggers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookMatcher {
+    /// Regular expression that must match the whole tool name (it is
+    /// anchored: `Bash|Write` means `^(?:Bash|Write)$`). Absent, `""` or
+    /// `"*"` match every tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The hooks, in order.
+    pub hooks: Vec<HookCommand>,
+}
+
+impl HookMatcher {
+    /// Compile the matcher; `None` means every tool.
+    pub fn compile(&self) -> Result<Option<Regex>, regex::Error> {
+        compile_matcher(self.matcher.as_deref())
+    }
+
+    fn validate(&self, field: &str) -> Result<(), SettingsError> {
+        self.compile().map_err(|e| {
+            SettingsError::invalid(format!("{field}.matcher"), format!("invalid regex: {e}"))
+        })?;
+        for (j, hook) in self.hooks.iter().enumerate() {
+            hook.validate(&format!("{field}.hooks[{j}]"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Compile a hook matcher into an anchored regex; `None` means "all tools".
+pub(crate) fn compile_matcher(matcher: Option<&str>) -> Result<Option<Regex>, regex::Error> {
+    match matcher.map(str::trim) {
+        None | Some("") | Some("*") => Ok(None),
+        Some(pattern) => Regex::new(&format!("^(?:{pattern})$")).map(Some),
+    }
+}
+
+/// One hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HookCommand {
+    /// Hook kind; only `"command"` exists.
+    #[serde(rename = "type")]
+    pub kind: HookType,
+    /// Shell command, run as `/bin/sh -c <command>` in the call's working
+    /// directory.
+    #[serde(deserialize_with = "de_command")]
+    pub command: String,
+    /// Seconds before the hook's process group is killed (default 60, more
+    /// than 0 and at most 600; fractions allowed).
+    #[serde(default = "default_timeout", deserialize_with = "de_timeout")]
+    pub timeout: f64,
+    /// What an expired hook means (default: deny).
+    #[serde(default)]
+    pub on_timeout: OnTimeout,
+}
+
+impl HookCommand {
+    /// A command hook with the default timeout and `onTimeout`.
+    pub fn new(command: impl Into<String>) -> Self {
+        HookCommand {
+            kind: HookType::Command,
+            command: command.into(),
+            timeout: DEFAULT_HOOK_TIMEOUT_SECS,
+            on_timeout: OnTimeout::Deny,
+        }
+    }
+
+    /// The timeout as a duration (clamped to the valid range, so it is
+    /// usable even on unvalidated settings).
+    pub fn timeout_duration(&self) -> Duration {
+        let secs = if self.timeout.is_finite() && self.timeout > 0.0 {
+            self.timeout.min(MAX_HOOK_TIMEOUT_SECS)
+        } else {
+            DEFAULT_HOOK_TIMEOUT_SECS
+        };
+        Duration::from_secs_f64(secs)
+    }
+
+    fn validate(&self, field: &str) -> Result<(), SettingsError> {
+        if self.command.trim().is_empty() {
+            return Err(SettingsError::invalid(
+                format!("{field}.command"),
+                "must not be empty",
+            ));
+        }
+        if !(self.timeout.is_finite()
+            && self.timeout > 0.0
+            && self.timeout <= MAX_HOOK_TIMEOUT_SECS)
+        {
+            return Err(SettingsError::invalid(
+                format!("{field}.timeout"),
+                format!(
+                    "must be greater than 0 and at most {MAX_HOOK_TIMEOUT_SECS} seconds, got {}",
+                    self.timeout
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn default_timeout() -> f64 {
+    DEFAULT_HOOK_TIMEOUT_SECS
+}
+
+fn de_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    f64::deserialize(d).map_err(|e| de::Error::custom(format!("timeout: {e}")))
+}
+
+fn de_command<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    String::deserialize(d).map_err(|e| de::Error::custom(format!("command: {e}")))
+}
+
+/// Deserialize a lowercase keyword, naming the field in the error.
+fn de_keyword<'de, D: Deserializer<'de>, T>(
+    d: D,
+    field: &str,
+    choices: &[(&str, T)],
+) -> Result<T, D::Error>
+where
+    T: Copy,
+{
+    let s = String::deserialize(d).map_err(|e| de::Error::custom(format!("{field}: {e}")))?;
+    if let Some((_, v)) = choices.iter().find(|(name, _)| *name == s) {
+        return Ok(*v);
+    }
+    let expected: Vec<String> = choices.iter().map(|(n, _)| format!("{n:?}")).collect();
+    Err(de::Error::custom(format!(
+        "{field}: expected {}, got {s:?}",
+        expected.join(" or ")
+    )))
+}
+
+/// The kind of a hook. Only command hooks exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookType {
+    /// Run a shell command.
+    Command,
+}
+
+impl<'de> Deserialize<'de> for HookType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        de_keyword(d, "type", &[("command", HookType::Command)])
+    }
+}
+
+/// What an expired hook means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnTimeout {
+    /// Refuse the call (PreToolUse) or flag the result (post events). Default.
+    #[default]
+    Deny,
+    /// Carry on as if the hook had said nothing (a warning is still reported).
+    Allow,
+}
+
+impl<'de> Deserialize<'de> for OnTimeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        de_keyword(
+            d,
+            "onTimeout",
+            &[("deny", OnTimeout::Deny), ("allow", OnTimeout::Allow)],
+        )
+    }
+}
+
+/// `isolation`: which tools bring in untrusted web content and which reach
+/// private data. The policy built on these classes (e.g. not letting one
+/// evaluation use both) belongs to the dispatcher; this only holds and
+/// validates the patterns.
+///
+/// Patterns use the tool part of the permission-rule syntax: an exact name,
+/// `mcp__server` (every tool of that server) or a trailing `*` on an MCP
+/// name (`mcp__fetch__*`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IsolationSettings {
+    /// Whether the dispatcher enforces isolation (default: off).
+    pub enabled: bool,
+    /// Tools that fetch untrusted web content.
+    pub web: Vec<String>,
+    /// Tools that reach private data (mail, documents, ...).
+    pub connectors: Vec<String>,
+}
+
+impl IsolationSettings {
+    /// Check every pattern.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        for (list, name) in [(&self.web, "web"), (&self.connectors, "connectors")] {
+            for (i, p) in list.iter().enumerate() {
+                ToolPattern::parse(p).map_err(|reason| SettingsError::InvalidRule {
+                    field: format!("isolation.{name}[{i}]"),
+                    rule: p.clone(),
+                    reason,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// True when `tool` matches a `web` pattern.
+    pub fn is_web(&self, tool: &str) -> bool {
+        any_pattern_matches(&self.web, tool)
+    }
+
+    /// True when `tool` matches a `connectors` pattern.
+    pub fn is_connector(&self, tool: &str) -> bool {
+        any_pattern_matches(&self.connectors, tool)
+    }
+}
+
+/// Malformed patterns (rejected by validation) never match.
+fn any_pattern_matches(patterns: &[String], tool: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| ToolPattern::parse(p).is_ok_and(|pat| pat.matches(tool)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_full() {
+        assert_eq!(Settings::from_json("{}").unwrap(), Settings::default());
+        let s = Settings::from_json(
+            r#"{
+              "permissions": { "allow": ["Bash(git status:*)", "Read(./src/**)", "Write", "mcp__srv__tool"], "ask": [], "deny": [] },
+              "hooks": {
+                "PreToolUse": [ { "matcher": "Bash|Write", "hooks": [ { "type": "command", "command": "true", "timeout": 60, "onTimeout": "deny" } ] } ],
+                "PostToolUse": [ { "hooks": [ { "type": "command", "command": "true", "timeout": 0.5, "onTimeout": "allow" } ] } ],
+                "PostToolUseFailure": []
+              },
+              "isolation": { "enabled": true, "web": ["mcp__fetch__*"], "connectors": ["mcp__gmail"] }
+            }"#,
+        )
+        .unwrap();
+        assert_eq!(s.permissions.allow.len(), 4);
+        let pre = &s.hooks.pre_tool_use[0];
+        assert_eq!(pre.matcher.as_deref(), Some("Bash|Write"));
+        assert_eq!(pre.hooks[0].on_timeout, OnTimeout::Deny);
+        let post = &s.hooks.post_tool_use[0].hooks[0];
+        assert_eq!(post.timeout_duration(), Duration::from_millis(500));
+        assert_eq!(post.on_timeout, OnTimeout::Allow);
+        assert!(s.isolation.enabled);
+        assert!(s.isolation.is_web("mcp__fetch__get"));
+        assert!(!s.isolation.is_web("mcp__fetcher__get"));
+        assert!(s.isolation.is_connector("mcp__gmail__send"));
+        assert!(!s.isolation.is_connector("Bash"));
+    }
+
+    #[test]
+    fn defaults() {
+        let s = Settings::from_json(
+            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x"}]}]}}"#,
+        )
+        .unwrap();
+        let h = &s.hooks.pre_tool_use[0].hooks[0];
+        assert_eq!(h.timeout, DEFAULT_HOOK_TIMEOUT_SECS);
+        assert_eq!(h.on_timeout, OnTimeout::Deny);
+        assert_eq!(h.timeout_duration(), Duration::from_secs(60));
+        assert!(!s.isolation.enabled);
+    }
+
+    fn err(json: &str) -> String {
+        Settings::from_json(json).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_fields_rejected() {
+        assert!(err(r#"{"permission": {}}"#).contains("unknown field `permission`"));
+        assert!(err(r#"{"permissions": {"denny": []}}"#).contains("unknown field `denny`"));
+        assert!(
+            err(r#"{"hooks": {"PreToolUse": [{"hooks": [], "match": "x"}]}}"#)
+                .contains("unknown field `match`")
+        );
+        assert!(err(r#"{"hooks": {"Stop": []}}"#).contains("unknown field `Stop`"));
+        assert!(err(r#"{"isolation": {"enable": true}}"#).contains("unknown field `enable`"));
+        assert!(err(
+            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x","time":1}]}]}}"#
+        )
+        .contains("unknown field `time`"));
+    }
+
+    #[test]
+    fn field_errors_name_the_field() {
+        let hook = |extra: &str| {
+            err(&format!(
+                r#"{{"hooks":{{"PostToolUse":[{{"hooks":[{{"type":"command","command":"x"}}]}},
+                   {{"matcher":"Bash","hooks":[{{"type":"command","command":"x"}}, {{{extra}}}]}}]}}}}"#
+            ))
+        };
+        let e = hook(r#""type":"command","command":"x","timeout":0"#);
+        assert!(
+            e.starts_with("hooks.PostToolUse[1].hooks[1].timeout:"),
+            "{e}"
+        );
+        let e = hook(r#""type":"command","command":"x","timeout":601"#);
+        assert!(
+            e.starts_with("hooks.PostToolUse[1].hooks[1].timeout:"),
+            "{e}"
+        );
+        let e = hook(r#""type":"command","command":"x","timeout":"5""#);
+        assert!(e.contains("timeout:"), "{e}");
+        let e = hook(r#""type":"command","command":"  ""#);
+        assert!(
+            e.starts_with("hooks.PostToolUse[1].hooks[1].command:"),
+            "{e}"
+        );
+        let e = hook(r#""type":"prompt","command":"x""#);
+        assert!(e.contains("type: expected \"command\""), "{e}");
+        let e = hook(r#""type":"command","command":"x","onTimeout":"maybe""#);
+        assert!(
+            e.contains("onTimeout: expected \"deny\" or \"allow\""),
+            "{e}"
+        );
+        let e = hook(r#""command":"x""#);
+        assert!(e.contains("missing field `type`"), "{e}");
+
+        let e = err(r#"{"hooks":{"PreToolUse":[{"matcher":"Bash(","hooks":[]}]}}"#);
+        assert!(
+            e.starts_with("hooks.PreToolUse[0].matcher: invalid regex"),
+            "{e}"
+        );
+        let e = err(r#"{"permissions":{"deny":["Bash", "Bash(git"]}}"#);
+        assert!(e.starts_with("permissions.deny[1]: invalid rule"), "{e}");
+        let e = err(r#"{"isolation":{"web":["mcp__x__*y"]}}"#);
+        assert!(e.starts_with("isolation.web[0]: invalid rule"), "{e}");
+    }
+
+    #[test]
+    fn matcher_semantics() {
+        assert!(compile_matcher(None).unwrap().is_none());
+        assert!(compile_matcher(Some("")).unwrap().is_none());
+        assert!(compile_matcher(Some("*")).unwrap().is_none());
+        let re = compile_matcher(Some("Bash|Write")).unwrap().unwrap();
+        assert!(re.is_match("Bash") && re.is_match("Write"));
+        assert!(!re.is_match("BashX") && !re.is_match("XWrite"));
+        let re = compile_matcher(Some("mcp__srv__.*")).unwrap().unwrap();
+        assert!(re.is_match("mcp__srv__a") && !re.is_match("mcp__other__a"));
+    }
+
+    #[test]
+    fn load_reports_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let e = Settings::load(&path).unwrap_err();
+        assert!(matches!(e, SettingsError::Io { .. }));
+        std::fs::write(&path, r#"{"permissions":{"allow":["Read("]}}"#).unwrap();
+        let e = Settings::load(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("settings.json") && e.contains("permissions.allow[0]"),
+            "{e}"
+        );
+        std::fs::write(&path, r#"{"permissions":{"allow":["Read"]}}"#).unwrap();
+        assert_eq!(Settings::load(&path).unwrap().permissions.allow, ["Read"]);
+    }
+}
