@@ -281,10 +281,62 @@
     e.kind = kind;
     return e;
   }
+  const wired = new SetCtor();
   for (const t of tools) {
     const wire = t.name;
+    wired.add(wire);
+    if (t.global.startsWith("__wrepl_")) continue;
     const fn = { [t.global]: function (input) { return callTool(wire, input); } }[t.global];
     define(t.global, fn);
+  }
+
+  // ---- shorthands: the same dispatcher as the full-name wrappers ----------
+  function opts(o) { return o !== null && typeof o === "object" ? o : {}; }
+  function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
+  define("shQuote", shQuote);
+  if (wired.has("Bash")) {
+    define("sh", async function sh(command, options) {
+      const r = await callTool("Bash", Object.assign({}, opts(options), { command: StringCtor(command) }));
+      if (r.exitCode !== 0) {
+        const why = r.exitCode === null ? "was killed by signal " + r.signal : "exited with code " + r.exitCode;
+        const detail = (r.stderr || r.stdout || "").trim().slice(-2000);
+        const e = new ErrorCtor("the command " + why + (detail ? ": " + detail : ""));
+        e.name = "ShellError";
+        e.exitCode = r.exitCode; e.signal = r.signal; e.stdout = r.stdout; e.stderr = r.stderr;
+        throw e;
+      }
+      return r.stdout;
+    });
+  }
+  if (wired.has("Read")) {
+    define("cat", async function cat(path, options) {
+      const r = await callTool("Read", Object.assign({}, opts(options), { file_path: StringCtor(path) }));
+      return typeof r.content === "string" ? r.content : r;
+    });
+  }
+  if (wired.has("Grep")) {
+    define("rg", async function rg(pattern, options) {
+      const r = await callTool("Grep", Object.assign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
+      return typeof r.content === "string" ? r.content : r;
+    });
+    define("rgf", async function rgf(pattern, options) {
+      const r = await callTool("Grep", Object.assign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
+      return ArrayIsArray(r.filenames) ? r.filenames : r;
+    });
+  }
+  if (wired.has("Glob")) {
+    define("gl", async function gl(pattern, options) {
+      const r = await callTool("Glob", Object.assign({}, opts(options), { pattern: StringCtor(pattern) }));
+      return ArrayIsArray(r.filenames) ? r.filenames : r;
+    });
+  }
+  if (wired.has("Write")) {
+    define("put", function put(path, text) {
+      return callTool("Write", { file_path: StringCtor(path), content: typeof text === "string" ? text : str(text) });
+    });
+  }
+  if (wired.has("chdir")) {
+    define("chdir", function chdir(dir) { return callTool("chdir", { path: StringCtor(dir) }); });
   }
 
   // ---- per-eval control ---------------------------------------------------

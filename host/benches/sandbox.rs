@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use wrepl::repl::{EvalOptions, Repl, ReplOptions};
-use wrepl::runtime::{
-    CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, ToolBinding,
-};
+use wrepl::runtime::{CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, ToolBinding};
 
 /// `t`: echo the input on the next poll.
 struct Echo;
@@ -22,18 +20,12 @@ impl CallHandler for Echo {
 fn options() -> ReplOptions {
     let mut o = ReplOptions::default();
     o.sandbox.handler = Arc::new(Echo);
-    o.sandbox.tools = vec![ToolBinding {
-        name: "t".into(),
-        global: "t".into(),
-    }];
+    o.sandbox.tools = vec![ToolBinding { name: "t".into(), global: "t".into() }];
     o
 }
 
 fn benches(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let engine = Arc::new(SandboxEngine::new(EngineOptions::default()).unwrap());
 
     c.bench_function("cold_context_eval", |b| {
@@ -47,23 +39,16 @@ fn benches(c: &mut Criterion) {
         })
     });
 
-    let mut repl = rt
-        .block_on(Repl::with_engine(engine.clone(), options()))
-        .unwrap();
+    let mut repl = rt.block_on(Repl::with_engine(engine.clone(), options())).unwrap();
     c.bench_function("warm_eval", |b| {
         b.iter(|| {
-            rt.block_on(repl.eval(
-                "globalThis.x = (globalThis.x|0) + 1",
-                EvalOptions::default(),
-            ))
-            .unwrap();
+            rt.block_on(repl.eval("globalThis.x = (globalThis.x|0) + 1", EvalOptions::default())).unwrap();
         })
     });
 
     c.bench_function("warm_eval_with_declaration", |b| {
         b.iter(|| {
-            rt.block_on(repl.eval("const y = 1; y + 1", EvalOptions::default()))
-                .unwrap();
+            rt.block_on(repl.eval("const y = 1; y + 1", EvalOptions::default())).unwrap();
         })
     });
 

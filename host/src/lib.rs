@@ -9,8 +9,8 @@
 //! - [`repl`]: the embeddable API — one persistent context, evaluations,
 //!   result assembly.
 
-pub mod repl;
 pub mod pipeline;
+pub mod repl;
 pub mod runtime;
 pub mod script;
 pub mod tools;

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::pipeline::dispatcher::{CallRecord, Dispatcher};
 use crate::runtime::{
-    Budget, CancelToken, EngineOptions, EvalReport, EvalRequest, Fault, RuntimeError, Sandbox,
-    SandboxEngine, SandboxOptions, ScriptError, StopReason,
+    Budget, CancelToken, EngineOptions, EvalReport, EvalRequest, Fault, RuntimeError, Sandbox, SandboxEngine,
+    SandboxOptions, ScriptError, StopReason,
 };
 use crate::script::{self, ScriptLimits};
 
@@ -45,6 +46,10 @@ pub struct ReplOptions {
     pub text_cap: usize,
     /// Hard wall-clock limit of one evaluation.
     pub hard_wall: Duration,
+    /// The inner-call pipeline. When set, its tools are installed as globals
+    /// and every guest call goes through it (overriding `sandbox.handler`
+    /// and `sandbox.tools`).
+    pub dispatcher: Option<Arc<Dispatcher>>,
 }
 
 impl Default for ReplOptions {
@@ -54,6 +59,7 @@ impl Default for ReplOptions {
             script_limits: ScriptLimits::default(),
             text_cap: DEFAULT_TEXT_CAP,
             hard_wall: Duration::from_millis(HARD_WALL_MS),
+            dispatcher: None,
         }
     }
 }
@@ -80,9 +86,7 @@ pub fn timeout_from_ms(ms: f64) -> Result<Duration, ReplError> {
             "timeout must be a positive number of milliseconds (at most {MAX_TIMEOUT_MS}), got {ms}"
         )));
     }
-    Ok(Duration::from_millis(
-        ms.ceil().min(MAX_TIMEOUT_MS as f64) as u64
-    ))
+    Ok(Duration::from_millis(ms.ceil().min(MAX_TIMEOUT_MS as f64) as u64))
 }
 
 /// Options of one evaluation.
@@ -120,6 +124,10 @@ pub struct EvalResult {
     pub script_ms: f64,
     /// Wall time in milliseconds.
     pub wall_ms: f64,
+    /// Inner calls that completed or were refused (tool_use/tool_result pairs).
+    pub calls: Vec<CallRecord>,
+    /// Images and PDFs returned by inner calls (at most 8 and 4).
+    pub media: Vec<crate::tools::Media>,
 }
 
 impl EvalResult {
@@ -140,9 +148,7 @@ pub struct Repl {
 
 impl std::fmt::Debug for Repl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Repl")
-            .field("options", &self.options)
-            .finish_non_exhaustive()
+        f.debug_struct("Repl").field("options", &self.options).finish_non_exhaustive()
     }
 }
 
@@ -154,24 +160,18 @@ impl Repl {
     }
 
     /// Create a REPL on a shared engine.
-    pub async fn with_engine(
-        engine: Arc<SandboxEngine>,
-        options: ReplOptions,
-    ) -> Result<Self, ReplError> {
+    pub async fn with_engine(engine: Arc<SandboxEngine>, mut options: ReplOptions) -> Result<Self, ReplError> {
+        if let Some(d) = &options.dispatcher {
+            options.sandbox.handler = Arc::new(d.clone());
+            options.sandbox.tools = d.bindings();
+        }
         let sandbox = Sandbox::new(&engine, options.sandbox.clone()).await?;
-        Ok(Self {
-            engine,
-            options,
-            sandbox: Some(sandbox),
-            lost: None,
-        })
+        Ok(Self { engine, options, sandbox: Some(sandbox), lost: None })
     }
 
     /// Evaluate `code` in this context.
     pub async fn eval(&mut self, code: &str, opts: EvalOptions) -> Result<EvalResult, ReplError> {
-        let timeout = opts
-            .timeout
-            .unwrap_or(Duration::from_millis(DEFAULT_TIMEOUT_MS));
+        let timeout = opts.timeout.unwrap_or(Duration::from_millis(DEFAULT_TIMEOUT_MS));
         if timeout.is_zero() {
             return Err(ReplError::InvalidInput("timeout must be positive".into()));
         }
@@ -197,70 +197,51 @@ impl Repl {
             }
         };
         let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
+        if let Some(d) = &self.options.dispatcher {
+            d.begin_eval();
+        }
         let report = sandbox
             .eval(EvalRequest {
                 script,
-                budget: Budget {
-                    script: timeout,
-                    wall: self.options.hard_wall,
-                },
+                budget: Budget { script: timeout, wall: self.options.hard_wall },
                 fuel: opts.fuel,
                 cancel: opts.cancel,
             })
             .await;
         let mut result = self.assemble(report, timeout);
+        if let Some(d) = &self.options.dispatcher {
+            let calls = d.finish_eval();
+            for w in &calls.warnings {
+                result.stderr.push_str(&format!("[wrepl] {w}\n"));
+            }
+            result.calls = calls.records;
+            result.media = calls.media;
+        }
         if let Some(note) = reset_note {
-            result
-                .stderr
-                .insert_str(0, &format!("[wrepl] note: {note}\n"));
+            result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
             result.context_reset.get_or_insert(note);
         }
         Ok(result)
     }
 
     fn assemble(&mut self, report: EvalReport, timeout: Duration) -> EvalResult {
-        let EvalReport {
-            value_json,
-            text,
-            error,
-            stopped,
-            fault,
-            console,
-            abandoned_calls,
-            script_time,
-            wall_time,
-        } = report;
-        let timed_out = matches!(
-            stopped,
-            Some(StopReason::ScriptBudget | StopReason::WallClock)
-        ) || matches!(
-            fault,
-            Some(Fault::Unresponsive(
-                StopReason::ScriptBudget | StopReason::WallClock
-            ))
-        );
+        let EvalReport { value_json, text, error, stopped, fault, console, abandoned_calls, script_time, wall_time } =
+            report;
+        let timed_out = matches!(stopped, Some(StopReason::ScriptBudget | StopReason::WallClock))
+            || matches!(fault, Some(Fault::Unresponsive(StopReason::ScriptBudget | StopReason::WallClock)));
         let mut context_reset = None;
         let error = if let Some(f) = &fault {
             let why = f.to_string();
             self.lost = Some(why.clone());
-            context_reset = Some(format!(
-                "the context was lost ({why}); the next evaluation starts fresh"
-            ));
+            context_reset = Some(format!("the context was lost ({why}); the next evaluation starts fresh"));
             let (name, message) = match f {
-                Fault::Unresponsive(r) => (
-                    stop_error_name(*r),
-                    stop_message(*r, timeout, &self.options, true),
-                ),
+                Fault::Unresponsive(r) => (stop_error_name(*r), stop_message(*r, timeout, &self.options, true)),
                 Fault::OutOfFuel => ("RangeError", format!("{why}; the context was reset")),
                 Fault::StackOverflow => ("RangeError", format!("{why}; the context was reset")),
                 Fault::OutOfMemory => ("RangeError", format!("{why}; the context was reset")),
                 Fault::Trap(_) => ("InternalError", format!("{why}; the context was reset")),
             };
-            Some(ScriptError {
-                name: name.into(),
-                message,
-                stack: String::new(),
-            })
+            Some(ScriptError { name: name.into(), message, stack: String::new() })
         } else if let Some(r) = stopped {
             Some(ScriptError {
                 name: stop_error_name(r).into(),
@@ -270,16 +251,10 @@ impl Repl {
         } else {
             error
         };
-        let result = value_json
-            .as_deref()
-            .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
+        let result = value_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
         EvalResult {
             result: if error.is_some() { None } else { result },
-            text: if error.is_some() {
-                String::new()
-            } else {
-                cap_text(text, self.options.text_cap)
-            },
+            text: if error.is_some() { String::new() } else { cap_text(text, self.options.text_cap) },
             stdout: console.stdout,
             stderr: console.stderr,
             error,
@@ -288,6 +263,8 @@ impl Repl {
             abandoned_calls,
             script_ms: script_time.as_secs_f64() * 1e3,
             wall_ms: wall_time.as_secs_f64() * 1e3,
+            calls: Vec::new(),
+            media: Vec::new(),
         }
     }
 }
@@ -324,9 +301,7 @@ pub fn cap_text(text: String, cap: usize) -> String {
         Some((cut, _)) => {
             let total = text.chars().count();
             let mut t = text[..cut].to_string();
-            t.push_str(&format!(
-                "\n…[truncated: showing {cap} of {total} characters]"
-            ));
+            t.push_str(&format!("\n…[truncated: showing {cap} of {total} characters]"));
             t
         }
     }
@@ -339,16 +314,14 @@ impl EvalResult {
             text: String::new(),
             stdout: String::new(),
             stderr: String::new(),
-            error: Some(ScriptError {
-                name: name.into(),
-                message,
-                stack: String::new(),
-            }),
+            error: Some(ScriptError { name: name.into(), message, stack: String::new() }),
             timed_out: false,
             context_reset: None,
             abandoned_calls: Vec::new(),
             script_ms: 0.0,
             wall_ms: 0.0,
+            calls: Vec::new(),
+            media: Vec::new(),
         }
     }
 }
@@ -361,19 +334,10 @@ mod tests {
     #[test]
     fn timeouts_validate_and_clamp() {
         assert_eq!(parse_timeout(None).unwrap(), Duration::from_millis(30_000));
-        assert_eq!(
-            parse_timeout(Some(&json!(1500))).unwrap(),
-            Duration::from_millis(1500)
-        );
-        assert_eq!(
-            parse_timeout(Some(&json!(10_000_000))).unwrap(),
-            Duration::from_millis(600_000)
-        );
+        assert_eq!(parse_timeout(Some(&json!(1500))).unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_timeout(Some(&json!(10_000_000))).unwrap(), Duration::from_millis(600_000));
         for bad in [json!(0), json!(-5), json!("100"), json!(true), json!({})] {
-            assert!(
-                matches!(parse_timeout(Some(&bad)), Err(ReplError::InvalidInput(_))),
-                "{bad}"
-            );
+            assert!(matches!(parse_timeout(Some(&bad)), Err(ReplError::InvalidInput(_))), "{bad}");
         }
         assert!(timeout_from_ms(f64::NAN).is_err());
         assert!(timeout_from_ms(f64::INFINITY).is_err());

@@ -20,12 +20,7 @@ async fn infinite_loop_times_out_and_the_context_survives() {
     assert_eq!(name, "TimeoutError");
     assert!(msg.contains("1000 ms"), "{msg}");
     // try/catch cannot swallow the interrupt
-    let res = ev_timeout(
-        &mut r,
-        "for (;;) { try { while (true) {} } catch (e) {} }",
-        300,
-    )
-    .await;
+    let res = ev_timeout(&mut r, "for (;;) { try { while (true) {} } catch (e) {} }", 300).await;
     assert!(res.timed_out);
     assert_eq!(ok(&ev(&mut r, "kept + 1").await), json!(2));
 }
@@ -33,12 +28,7 @@ async fn infinite_loop_times_out_and_the_context_survives() {
 #[tokio::test(flavor = "multi_thread")]
 async fn async_loops_and_microtask_floods_time_out() {
     let mut r = TestSandbox::new().build().await;
-    let res = ev_timeout(
-        &mut r,
-        "async function spin() { for (;;) await null } await spin()",
-        300,
-    )
-    .await;
+    let res = ev_timeout(&mut r, "async function spin() { for (;;) await null } await spin()", 300).await;
     assert!(res.timed_out, "{:?}", res.error);
     let res = ev_timeout(
         &mut r,
@@ -48,27 +38,15 @@ async fn async_loops_and_microtask_floods_time_out() {
     .await;
     assert!(res.timed_out, "{:?}", res.error);
     let res = ev_timeout(&mut r, "await new Promise(r => setTimeout(r, 5000))", 200).await;
-    assert!(
-        res.timed_out,
-        "a timer wait counts as script time: {:?}",
-        res.error
-    );
+    assert!(res.timed_out, "a timer wait counts as script time: {:?}", res.error);
     assert_eq!(ok(&ev(&mut r, "'alive'").await), json!("alive"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn script_time_pauses_while_inner_calls_run() {
-    let mut r = TestSandbox::new()
-        .tools(test_tools(), TEST_TOOLS)
-        .build()
-        .await;
+    let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).build().await;
     // 600 ms of tool time under a 300 ms script budget.
-    let res = ev_timeout(
-        &mut r,
-        "await sleep({ms: 300}); await sleep({ms: 300}); 'done'",
-        300,
-    )
-    .await;
+    let res = ev_timeout(&mut r, "await sleep({ms: 300}); await sleep({ms: 300}); 'done'", 300).await;
     assert_eq!(ok(&res), json!("done"));
     assert!(res.script_ms < 300.0, "script time {}", res.script_ms);
     assert!(res.wall_ms >= 600.0, "wall time {}", res.wall_ms);
@@ -76,11 +54,7 @@ async fn script_time_pauses_while_inner_calls_run() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn wall_clock_ends_a_hanging_inner_call() {
-    let mut r = TestSandbox::new()
-        .tools(test_tools(), TEST_TOOLS)
-        .hard_wall(Duration::from_millis(400))
-        .build()
-        .await;
+    let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).hard_wall(Duration::from_millis(400)).build().await;
     let t = Instant::now();
     let res = ev(&mut r, "await hang({})").await;
     assert!(t.elapsed() < Duration::from_secs(3));
@@ -100,16 +74,7 @@ async fn cancellation_stops_the_eval() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         c2.cancel();
     });
-    let res = r
-        .eval(
-            "while (true) {}",
-            EvalOptions {
-                cancel,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let res = r.eval("while (true) {}", EvalOptions { cancel, ..Default::default() }).await.unwrap();
     let (name, _) = err(&res);
     assert_eq!(name, "AbortError");
     assert!(!res.timed_out);
@@ -121,12 +86,7 @@ async fn an_unresponsive_guest_is_killed_and_replaced() {
     // Without a graceful stop, the first budget check after the budget ran
     // out kills the instance: the trap path (poisoned instance -> fresh context).
     let mut r = TestSandbox::new()
-        .engine(EngineOptions {
-            graceful_stop: false,
-            cache_dir: None,
-            pool_slots: 4,
-            ..Default::default()
-        })
+        .engine(EngineOptions { graceful_stop: false, cache_dir: None, pool_slots: 4, ..Default::default() })
         .build()
         .await;
     ev(&mut r, "let lost = 1").await;
@@ -134,20 +94,10 @@ async fn an_unresponsive_guest_is_killed_and_replaced() {
     let res = ev_timeout(&mut r, "while (true) {}", 200).await;
     assert!(t.elapsed() < Duration::from_secs(3));
     assert!(res.timed_out);
-    assert!(
-        res.context_reset.is_some(),
-        "the result says the context was lost"
-    );
+    assert!(res.context_reset.is_some(), "the result says the context was lost");
     let next = ev(&mut r, "typeof lost").await;
     assert_eq!(ok(&next), json!("undefined"));
-    assert!(
-        next.context_reset
-            .as_deref()
-            .unwrap_or("")
-            .contains("fresh context"),
-        "{:?}",
-        next.context_reset
-    );
+    assert!(next.context_reset.as_deref().unwrap_or("").contains("fresh context"), "{:?}", next.context_reset);
     assert!(next.stderr.contains("fresh context"));
     // and the one after is a normal eval
     assert!(ev(&mut r, "1").await.context_reset.is_none());
@@ -156,25 +106,11 @@ async fn an_unresponsive_guest_is_killed_and_replaced() {
 #[tokio::test(flavor = "multi_thread")]
 async fn fuel_budget_is_deterministic_and_resets_the_context() {
     let mut r = TestSandbox::new()
-        .engine(EngineOptions {
-            fuel: true,
-            cache_dir: None,
-            pool_slots: 4,
-            ..Default::default()
-        })
+        .engine(EngineOptions { fuel: true, cache_dir: None, pool_slots: 4, ..Default::default() })
         .build()
         .await;
-    let small = EvalOptions {
-        fuel: Some(50_000_000),
-        ..Default::default()
-    };
-    let res = r
-        .eval(
-            "let s = 0; for (let i = 0; i < 1000; i++) s += i; s",
-            small.clone(),
-        )
-        .await
-        .unwrap();
+    let small = EvalOptions { fuel: Some(50_000_000), ..Default::default() };
+    let res = r.eval("let s = 0; for (let i = 0; i < 1000; i++) s += i; s", small.clone()).await.unwrap();
     assert_eq!(ok(&res), json!(499500));
     let res = r.eval("while (true) {}", small).await.unwrap();
     let (name, msg) = err(&res);

@@ -9,69 +9,33 @@ use crate::support::*;
 #[tokio::test(flavor = "multi_thread")]
 async fn host_call_round_trip_copies_json() {
     let tools = test_tools();
-    let mut r = TestSandbox::new()
-        .tools(tools.clone(), TEST_TOOLS)
-        .build()
-        .await;
-    let res = ev(
-        &mut r,
-        "let s = 0; for (let i = 0; i < 1000; i++) s += (await t({i})).i; s",
-    )
-    .await;
+    let mut r = TestSandbox::new().tools(tools.clone(), TEST_TOOLS).build().await;
+    let res = ev(&mut r, "let s = 0; for (let i = 0; i < 1000; i++) s += (await t({i})).i; s").await;
     assert_eq!(ok(&res), json!(499500));
     assert_eq!(tools.log.lock().unwrap().len(), 1000);
-    let res = ev(
-        &mut r,
-        "const v = await t({a: [1, 'two', null], b: {c: true}}); v",
-    )
-    .await;
+    let res = ev(&mut r, "const v = await t({a: [1, 'two', null], b: {c: true}}); v").await;
     assert_eq!(ok(&res), json!({"a": [1, "two", null], "b": {"c": true}}));
     // the guest gets a copy, not a shared object
-    let res = ev(
-        &mut r,
-        "const input = {n: 1}; const out = await t(input); out.n = 2; input.n",
-    )
-    .await;
+    let res = ev(&mut r, "const input = {n: 1}; const out = await t(input); out.n = 2; input.n").await;
     assert_eq!(ok(&res), json!(1));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn parallel_calls_run_concurrently() {
-    let mut r = TestSandbox::new()
-        .tools(test_tools(), TEST_TOOLS)
-        .build()
-        .await;
+    let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).build().await;
     let t = Instant::now();
-    let res = ev(
-        &mut r,
-        "(await Promise.all(Array.from({length: 100}, (_, i) => sleep({ms: 10, i})))).length",
-    )
-    .await;
+    let res = ev(&mut r, "(await Promise.all(Array.from({length: 100}, (_, i) => sleep({ms: 10, i})))).length").await;
     assert_eq!(ok(&res), json!(100));
     assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn failed_and_unknown_calls_reject_in_the_script() {
-    let mut r = TestSandbox::new()
-        .tools(test_tools(), TEST_TOOLS)
-        .build()
-        .await;
-    let res = ev(
-        &mut r,
-        "try { await fail({}) } catch (e) { [e.name, e.kind, e.message, e.tool] }",
-    )
-    .await;
-    assert_eq!(
-        ok(&res),
-        json!(["ToolError", "failed", "this tool always fails", "fail"])
-    );
+    let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).build().await;
+    let res = ev(&mut r, "try { await fail({}) } catch (e) { [e.name, e.kind, e.message, e.tool] }").await;
+    assert_eq!(ok(&res), json!(["ToolError", "failed", "this tool always fails", "fail"]));
     // the script may continue after a failure; earlier results stay
-    let res = ev(
-        &mut r,
-        "const a = await t({x: 1}); try { await fail({}) } catch {} ; a.x",
-    )
-    .await;
+    let res = ev(&mut r, "const a = await t({x: 1}); try { await fail({}) } catch {} ; a.x").await;
     assert_eq!(ok(&res), json!(1));
     // an input that is not JSON-serializable is refused in the guest
     let (name, _) = err(&ev(&mut r, "await t({b: 1n})").await);
@@ -81,20 +45,13 @@ async fn failed_and_unknown_calls_reject_in_the_script() {
 #[tokio::test(flavor = "multi_thread")]
 async fn calls_pending_at_script_end_are_aborted_with_a_warning() {
     let tools = test_tools();
-    let mut r = TestSandbox::new()
-        .tools(tools.clone(), TEST_TOOLS)
-        .build()
-        .await;
+    let mut r = TestSandbox::new().tools(tools.clone(), TEST_TOOLS).build().await;
     let res = ev(&mut r, "hang({}); sleep({ms: 50}); 'returned early'").await;
     assert_eq!(ok(&res), json!("returned early"));
     let mut abandoned = res.abandoned_calls.clone();
     abandoned.sort();
     assert_eq!(abandoned, vec!["hang".to_string(), "sleep".to_string()]);
-    assert!(
-        res.stderr.contains("2 inner call(s) were still pending"),
-        "{}",
-        res.stderr
-    );
+    assert!(res.stderr.contains("2 inner call(s) were still pending"), "{}", res.stderr);
     // the next eval is clean
     let res = ev(&mut r, "await t({ok: true})").await;
     assert_eq!(ok(&res), json!({"ok": true}));
@@ -109,21 +66,11 @@ async fn no_tools_means_no_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn in_flight_and_timer_limits_are_enforced() {
-    let mut r = TestSandbox::new()
-        .tools(test_tools(), TEST_TOOLS)
-        .build()
-        .await;
+    let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).build().await;
     let res = ev(&mut r, "const ps = []; let refused = null; for (let i = 0; i < 1100; i++) { ps.push(hang({}).catch(e => { refused = refused || e.message })) } await null; await null; refused").await;
     let msg = ok(&res);
-    assert!(
-        msg.as_str().unwrap_or("").contains("too many inner calls"),
-        "{msg}"
-    );
-    let (name, msg) = err(&ev(
-        &mut r,
-        "for (let i = 0; i < 10001; i++) setTimeout(() => {}, 100000)",
-    )
-    .await);
+    assert!(msg.as_str().unwrap_or("").contains("too many inner calls"), "{msg}");
+    let (name, msg) = err(&ev(&mut r, "for (let i = 0; i < 10001; i++) setTimeout(() => {}, 100000)").await);
     assert_eq!(name, "RangeError");
     assert!(msg.contains("too many timers"), "{msg}");
     assert_eq!(ok(&ev(&mut r, "await t(1)").await), json!(1));

@@ -4,11 +4,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn wrepl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run wrepl")
+    Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).stdin(Stdio::null()).output().expect("run wrepl")
 }
 
 fn stdout(o: &Output) -> String {
@@ -33,20 +29,8 @@ fn eval_persists_across_snippets() {
 #[test]
 fn timeout_then_next_snippet_still_works() {
     let t = Instant::now();
-    let o = wrepl(&[
-        "eval",
-        "--timeout",
-        "1000",
-        "-e",
-        "while(true){}",
-        "-e",
-        "'next ok'",
-    ]);
-    assert!(
-        t.elapsed() < Duration::from_secs(3) + Duration::from_millis(1500),
-        "{:?}",
-        t.elapsed()
-    );
+    let o = wrepl(&["eval", "--timeout", "1000", "-e", "while(true){}", "-e", "'next ok'"]);
+    assert!(t.elapsed() < Duration::from_secs(3) + Duration::from_millis(1500), "{:?}", t.elapsed());
     assert!(stderr(&o).contains("TimeoutError"), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "next ok");
     assert!(o.status.success(), "the last snippet succeeded");
@@ -86,10 +70,8 @@ fn json_output_has_one_object_per_snippet() {
         "--timeout",
         "200",
     ]);
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["result"], 5);
     assert_eq!(lines[0]["stdout"], "hi\n");
@@ -115,12 +97,7 @@ fn code_from_stdin() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"const n = 6\nn * 7\n")
-        .unwrap();
+    child.stdin.take().unwrap().write_all(b"const n = 6\nn * 7\n").unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(stdout(&o).trim(), "42");
 }
@@ -139,15 +116,7 @@ fn invalid_timeouts_are_rejected() {
 
 #[test]
 fn memory_and_recursion_never_crash_the_host() {
-    let o = wrepl(&[
-        "eval",
-        "-e",
-        "'x'.repeat(2**30)",
-        "-e",
-        "function f(n){return f(n+1)+1}; f(0)",
-        "-e",
-        "'alive'",
-    ]);
+    let o = wrepl(&["eval", "-e", "'x'.repeat(2**30)", "-e", "function f(n){return f(n+1)+1}; f(0)", "-e", "'alive'"]);
     assert_eq!(stdout(&o).trim(), "alive");
     assert!(stderr(&o).contains("RangeError"), "{}", stderr(&o));
 }

@@ -10,7 +10,11 @@ async fn huge_string_allocation_is_a_clear_error() {
     ev(&mut r, "let kept = 'k'").await;
     let (name, msg) = err(&ev(&mut r, "'x'.repeat(2 ** 30).length").await);
     assert_eq!(name, "RangeError", "{msg}");
-    let (name, msg) = err(&ev(&mut r, "let parts = []; for (let i = 0; i < 4096; i++) parts.push('y'.repeat(1 << 18) + i); parts.length").await);
+    let (name, msg) = err(&ev(
+        &mut r,
+        "let parts = []; for (let i = 0; i < 4096; i++) parts.push('y'.repeat(1 << 18) + i); parts.length",
+    )
+    .await);
     assert_eq!(name, "InternalError", "{msg}");
     assert!(msg.contains("out of memory"), "{msg}");
     assert_eq!(ok(&ev(&mut r, "parts = null; kept").await), json!("k"));
@@ -19,17 +23,10 @@ async fn huge_string_allocation_is_a_clear_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn memory_growth_hits_the_quickjs_limit_before_the_host_cap() {
     let mut r = TestSandbox::new().build().await;
-    let (name, msg) = err(&ev(
-        &mut r,
-        "let big = []; while (true) big.push(new Array(1e5).fill(1.5))",
-    )
-    .await);
+    let (name, msg) = err(&ev(&mut r, "let big = []; while (true) big.push(new Array(1e5).fill(1.5))").await);
     assert_eq!(name, "InternalError");
     assert!(msg.contains("out of memory"), "{msg}");
-    assert_eq!(
-        ok(&ev(&mut r, "big = null; 'recovered'").await),
-        json!("recovered")
-    );
+    assert_eq!(ok(&ev(&mut r, "big = null; 'recovered'").await), json!("recovered"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -37,11 +34,8 @@ async fn deep_recursion_throws_a_catchable_range_error() {
     let mut r = TestSandbox::new().build().await;
     let (name, _) = err(&ev(&mut r, "function f(n) { return f(n + 1) + 1 } f(0)").await);
     assert_eq!(name, "RangeError");
-    let res = ev(
-        &mut r,
-        "function d(n) { return n === 0 ? 0 : d(n - 1) + 1 } try { d(1e6) } catch (e) { e.name }",
-    )
-    .await;
+    let res =
+        ev(&mut r, "function d(n) { return n === 0 ? 0 : d(n - 1) + 1 } try { d(1e6) } catch (e) { e.name }").await;
     assert_eq!(ok(&res), json!("RangeError"));
     assert!(res.context_reset.is_none());
     assert_eq!(ok(&ev(&mut r, "d(100)").await), json!(100));
@@ -50,11 +44,8 @@ async fn deep_recursion_throws_a_catchable_range_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn console_budget_truncates_once() {
     let mut r = TestSandbox::new().build().await;
-    let res = ev(
-        &mut r,
-        "const line = 'z'.repeat(1 << 20); for (let i = 0; i < 60; i++) console.log(line); 'end'",
-    )
-    .await;
+    let res =
+        ev(&mut r, "const line = 'z'.repeat(1 << 20); for (let i = 0; i < 60; i++) console.log(line); 'end'").await;
     assert_eq!(ok(&res), json!("end"));
     assert_eq!(res.stdout.len(), wrepl::runtime::CONSOLE_BUDGET_BYTES);
     assert_eq!(res.stderr.matches("console output exceeded").count(), 1);
@@ -67,12 +58,7 @@ async fn result_text_is_capped_with_a_marker() {
     let mut r = TestSandbox::new().build().await;
     let res = ev(&mut r, "'a'.repeat(250000)").await;
     assert!(res.text.starts_with(&"a".repeat(100_000)));
-    assert!(
-        res.text
-            .contains("[truncated: showing 100000 of 250000 characters]"),
-        "{}",
-        &res.text[100_000..]
-    );
+    assert!(res.text.contains("[truncated: showing 100000 of 250000 characters]"), "{}", &res.text[100_000..]);
     let res = ev(&mut r, "'short'").await;
     assert_eq!(res.text, "short");
 }

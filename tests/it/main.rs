@@ -6,4 +6,5 @@ mod budgets;
 mod calls;
 mod cli;
 mod limits;
+mod pipeline;
 mod repl_semantics;

@@ -14,34 +14,22 @@ async fn values_and_declarations_persist_across_evals() {
     ev(&mut r, "const a = 1").await;
     assert_eq!(ok(&ev(&mut r, "const a = 2; a").await), json!(2));
     ev(&mut r, "class K { v() { return 'k1' } }").await;
-    assert_eq!(
-        ok(&ev(&mut r, "class K { v() { return 'k2' } }; new K().v()").await),
-        json!("k2")
-    );
+    assert_eq!(ok(&ev(&mut r, "class K { v() { return 'k2' } }; new K().v()").await), json!("k2"));
     ev(&mut r, "function f() { return 1 }").await;
-    assert_eq!(
-        ok(&ev(&mut r, "function f() { return 2 }\nf()").await),
-        json!(2)
-    );
+    assert_eq!(ok(&ev(&mut r, "function f() { return 2 }\nf()").await), json!(2));
     // `let x;` re-declares as undefined, like a REPL.
     assert_eq!(ok(&ev(&mut r, "let x; typeof x").await), json!("undefined"));
     // destructuring declarations
     ev(&mut r, "const { p, q: [r1] } = { p: 1, q: [2] }").await;
     assert_eq!(ok(&ev(&mut r, "p + r1").await), json!(3));
     // function hoisting still works inside one eval
-    assert_eq!(
-        ok(&ev(&mut r, "g(); function g() { return 'hoisted' }").await),
-        json!("hoisted")
-    );
+    assert_eq!(ok(&ev(&mut r, "g(); function g() { return 'hoisted' }").await), json!("hoisted"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn top_level_await_and_timers() {
     let mut r = TestSandbox::new().build().await;
-    assert_eq!(
-        ok(&ev(&mut r, "await new Promise(r => setTimeout(r, 10)); 7").await),
-        json!(7)
-    );
+    assert_eq!(ok(&ev(&mut r, "await new Promise(r => setTimeout(r, 10)); 7").await), json!(7));
     let res = ev(&mut r, include_str!("../js/timers.js")).await;
     assert_eq!(ok(&res), json!("a,b|3"));
     // a top-level const with await persists
@@ -59,10 +47,7 @@ async fn result_is_last_expression_else_fresh_o() {
     let res = ev(&mut r, "'hello\\nworld'").await;
     assert_eq!(res.text, "hello\nworld");
     let res = ev(&mut r, include_str!("../js/deep_resolve.js")).await;
-    assert_eq!(
-        ok(&res),
-        json!({"a": 5, "nested": {"list": [1, 2, {"p": "x"}]}, "plain": 3})
-    );
+    assert_eq!(ok(&res), json!({"a": 5, "nested": {"list": [1, 2, {"p": "x"}]}, "plain": 3}));
     // a returned promise is awaited
     assert_eq!(ok(&ev(&mut r, "Promise.resolve(9)").await), json!(9));
 }
@@ -72,7 +57,8 @@ async fn exotic_results_are_rendered_safely() {
     let mut r = TestSandbox::new().build().await;
     let res = ev(&mut r, "const c = { name: 'c' }; c.self = c; c").await;
     assert_eq!(ok(&res), json!({"name": "c", "self": "[Circular]"}));
-    let res = ev(&mut r, "({ big: 10n, f: function foo() {}, s: Symbol('q'), u: undefined, n: NaN, d: new Date(0) })").await;
+    let res =
+        ev(&mut r, "({ big: 10n, f: function foo() {}, s: Symbol('q'), u: undefined, n: NaN, d: new Date(0) })").await;
     assert_eq!(
         ok(&res),
         json!({"big": "10n", "f": "[Function: foo]", "s": "Symbol(q)", "n": "NaN", "d": "1970-01-01T00:00:00.000Z"})
@@ -85,11 +71,7 @@ async fn exotic_results_are_rendered_safely() {
     let res = ev(&mut r, "({ toJSON() { while (true) {} }, v: 2 })").await;
     assert_eq!(ok(&res)["v"], json!(2));
     // a Proxy whose traps throw
-    let res = ev(
-        &mut r,
-        "new Proxy({}, { ownKeys() { throw new Error('trap') } })",
-    )
-    .await;
+    let res = ev(&mut r, "new Proxy({}, { ownKeys() { throw new Error('trap') } })").await;
     assert!(res.error.is_none() || res.error.is_some());
     assert_eq!(ok(&ev(&mut r, "1 + 1").await), json!(2));
 }
@@ -122,10 +104,7 @@ async fn unawaited_promise_in_string_concatenation_is_a_dedicated_error() {
     let (name, _) = err(&ev(&mut r, "`${new Promise(() => {})}`").await);
     assert_eq!(name, "UnawaitedPromiseError");
     // awaiting works
-    assert_eq!(
-        ok(&ev(&mut r, "'value: ' + await Promise.resolve(1)").await),
-        json!("value: 1")
-    );
+    assert_eq!(ok(&ev(&mut r, "'value: ' + await Promise.resolve(1)").await), json!("value: 1"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -139,11 +118,7 @@ async fn a_promise_that_can_never_settle_is_reported() {
 #[tokio::test(flavor = "multi_thread")]
 async fn console_is_captured() {
     let mut r = TestSandbox::new().build().await;
-    let res = ev(
-        &mut r,
-        "console.log('a', 1, {b: 2}); console.error('oops'); console.warn('w'); 5",
-    )
-    .await;
+    let res = ev(&mut r, "console.log('a', 1, {b: 2}); console.error('oops'); console.warn('w'); 5").await;
     assert_eq!(res.stdout, "a 1 {\"b\":2}\n");
     assert_eq!(res.stderr, "oops\nw\n");
     assert_eq!(ok(&res), json!(5));
@@ -175,10 +150,7 @@ async fn sealed_sandbox() {
     assert!(msg.contains("sealed sandbox"), "{msg}");
     let (_, msg) = err(&ev(&mut r, "await new Function('return import(\"y\")')()").await);
     assert!(msg.contains("sealed sandbox"), "{msg}");
-    assert_eq!(
-        ok(&ev(&mut r, "typeof WebAssembly").await),
-        json!("undefined")
-    );
+    assert_eq!(ok(&ev(&mut r, "typeof WebAssembly").await), json!("undefined"));
     assert_eq!(
         ok(&ev(&mut r, "[typeof process, typeof fs, typeof std, typeof os]").await),
         json!(["undefined", "undefined", "undefined", "undefined"])
@@ -200,32 +172,16 @@ impl wrepl::runtime::Ambient for FixedAmbient {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn clock_and_random_come_from_the_host() {
-    let mut r = TestSandbox::new()
-        .ambient(Arc::new(FixedAmbient))
-        .build()
-        .await;
-    assert_eq!(
-        ok(&ev(&mut r, "Date.now()").await),
-        json!(1_700_000_000_123i64)
-    );
-    assert_eq!(
-        ok(&ev(&mut r, "new Date().getTime()").await),
-        json!(1_700_000_000_123i64)
-    );
+    let mut r = TestSandbox::new().ambient(Arc::new(FixedAmbient)).build().await;
+    assert_eq!(ok(&ev(&mut r, "Date.now()").await), json!(1_700_000_000_123i64));
+    assert_eq!(ok(&ev(&mut r, "new Date().getTime()").await), json!(1_700_000_000_123i64));
     assert_eq!(ok(&ev(&mut r, "Math.random()").await), json!(0.5));
     // the real ambient gives real time and varying randomness
     let mut r = TestSandbox::new().build().await;
     let now = ok(&ev(&mut r, "Date.now()").await).as_f64().unwrap();
-    let real = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as f64;
+    let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as f64;
     assert!((now - real).abs() < 60_000.0, "{now} vs {real}");
-    let v = ok(&ev(
-        &mut r,
-        "new Set(Array.from({length: 100}, Math.random)).size",
-    )
-    .await);
+    let v = ok(&ev(&mut r, "new Set(Array.from({length: 100}, Math.random)).size").await);
     assert_eq!(v, json!(100));
 }
 
@@ -235,12 +191,5 @@ async fn helpers_exist() {
     assert_eq!(ok(&ev(&mut r, "btoa('hi')").await), json!("aGk="));
     assert_eq!(ok(&ev(&mut r, "atob('aGk=')").await), json!("hi"));
     assert_eq!(ok(&ev(&mut r, "str({a: [1]})").await), json!("{\"a\":[1]}"));
-    assert_eq!(
-        ok(&ev(
-            &mut r,
-            "let q = []; queueMicrotask(() => q.push(1)); await null; q"
-        )
-        .await),
-        json!([1])
-    );
+    assert_eq!(ok(&ev(&mut r, "let q = []; queueMicrotask(() => q.push(1)); await null; q").await), json!([1]));
 }

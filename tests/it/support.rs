@@ -7,16 +7,13 @@ use std::time::Duration;
 
 use wrepl::repl::{EvalOptions, EvalResult, Repl, ReplOptions};
 use wrepl::runtime::{
-    Ambient, CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, SandboxOptions,
-    ToolBinding,
+    Ambient, CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, SandboxOptions, ToolBinding,
 };
 
 /// One engine for all tests that use default engine options.
 pub fn shared_engine() -> Arc<SandboxEngine> {
     static ENGINE: OnceLock<Arc<SandboxEngine>> = OnceLock::new();
-    ENGINE
-        .get_or_init(|| Arc::new(SandboxEngine::new(EngineOptions::default()).expect("engine")))
-        .clone()
+    ENGINE.get_or_init(|| Arc::new(SandboxEngine::new(EngineOptions::default()).expect("engine"))).clone()
 }
 
 /// Builds a [`Repl`] for a test.
@@ -39,13 +36,8 @@ impl TestSandbox {
 
     pub fn tools(mut self, handler: Arc<dyn CallHandler>, names: &[&str]) -> Self {
         self.options.sandbox.handler = handler;
-        self.options.sandbox.tools = names
-            .iter()
-            .map(|n| ToolBinding {
-                name: n.to_string(),
-                global: n.to_string(),
-            })
-            .collect();
+        self.options.sandbox.tools =
+            names.iter().map(|n| ToolBinding { name: n.to_string(), global: n.to_string() }).collect();
         self
     }
 
@@ -85,34 +77,18 @@ pub async fn ev(repl: &mut Repl, code: &str) -> EvalResult {
 
 /// Evaluate with a script budget in milliseconds.
 pub async fn ev_timeout(repl: &mut Repl, code: &str, ms: u64) -> EvalResult {
-    repl.eval(
-        code,
-        EvalOptions {
-            timeout: Some(Duration::from_millis(ms)),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("eval")
+    repl.eval(code, EvalOptions { timeout: Some(Duration::from_millis(ms)), ..Default::default() }).await.expect("eval")
 }
 
 /// The result value, asserting the script succeeded.
 pub fn ok(r: &EvalResult) -> serde_json::Value {
-    assert!(
-        r.error.is_none(),
-        "script failed: {:?}\nstderr: {}",
-        r.error,
-        r.stderr
-    );
+    assert!(r.error.is_none(), "script failed: {:?}\nstderr: {}", r.error, r.stderr);
     r.result.clone().expect("a result value")
 }
 
 /// The error name and message, asserting the script failed.
 pub fn err(r: &EvalResult) -> (String, String) {
-    let e = r
-        .error
-        .as_ref()
-        .unwrap_or_else(|| panic!("expected an error, got {:?}", r.result));
+    let e = r.error.as_ref().unwrap_or_else(|| panic!("expected an error, got {:?}", r.result));
     (e.name.clone(), e.message.clone())
 }
 
@@ -128,10 +104,7 @@ pub const TEST_TOOLS: &[&str] = &["t", "sleep", "fail", "hang"];
 
 impl CallHandler for TestTools {
     fn start(&self, tool: &str, input: &str) -> Result<CallFuture, CallFailure> {
-        self.log
-            .lock()
-            .unwrap()
-            .push((tool.to_string(), input.to_string()));
+        self.log.lock().unwrap().push((tool.to_string(), input.to_string()));
         let input = input.to_string();
         match tool {
             "t" => Ok(Box::pin(async move {
@@ -139,17 +112,15 @@ impl CallHandler for TestTools {
                 Ok(input)
             })),
             "sleep" => {
-                let v: serde_json::Value = serde_json::from_str(&input)
-                    .map_err(|e| CallFailure::new("invalid-input", e.to_string()))?;
+                let v: serde_json::Value =
+                    serde_json::from_str(&input).map_err(|e| CallFailure::new("invalid-input", e.to_string()))?;
                 let ms = v.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
                 Ok(Box::pin(async move {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     Ok(input)
                 }))
             }
-            "fail" => Ok(Box::pin(async move {
-                Err(CallFailure::new("failed", "this tool always fails"))
-            })),
+            "fail" => Ok(Box::pin(async move { Err(CallFailure::new("failed", "this tool always fails")) })),
             "hang" => Ok(Box::pin(std::future::pending())),
             other => Err(CallFailure::new("unknown-tool", format!("no tool {other}"))),
         }

@@ -88,11 +88,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event.
-    pub const ALL: [HookEvent; 3] = [
-        HookEvent::PreToolUse,
-        HookEvent::PostToolUse,
-        HookEvent::PostToolUseFailure,
-    ];
+    pub const ALL: [HookEvent; 3] = [HookEvent::PreToolUse, HookEvent::PostToolUse, HookEvent::PostToolUseFailure];
 
     /// The event's name in settings and in `hook_event_name`.
     pub fn as_str(self) -> &'static str {
@@ -179,10 +175,7 @@ impl HookRunner {
                         field: "hooks.matcher".into(),
                         message: e.to_string(),
                     })?;
-                    Ok(Group {
-                        matcher,
-                        hooks: g.hooks,
-                    })
+                    Ok(Group { matcher, hooks: g.hooks })
                 })
                 .collect::<Result<Vec<_>, SettingsError>>()
         };
@@ -201,15 +194,8 @@ impl HookRunner {
         }
     }
 
-    fn matching<'a>(
-        &'a self,
-        event: HookEvent,
-        tool: &'a str,
-    ) -> impl Iterator<Item = &'a HookCommand> + 'a {
-        self.groups(event)
-            .iter()
-            .filter(move |g| g.matches(tool))
-            .flat_map(|g| &g.hooks)
+    fn matching<'a>(&'a self, event: HookEvent, tool: &'a str) -> impl Iterator<Item = &'a HookCommand> + 'a {
+        self.groups(event).iter().filter(move |g| g.matches(tool)).flat_map(|g| &g.hooks)
     }
 
     /// True when at least one hook would run for `tool` on `event`.
@@ -220,10 +206,8 @@ impl HookRunner {
     /// Run the `PreToolUse` hooks for a call.
     pub async fn pre_tool_use(&self, ctx: &HookContext<'_>, input: &Value) -> PreToolUseOutcome {
         let verdicts = self.run(HookEvent::PreToolUse, ctx, input, None).await;
-        let mut out = PreToolUseOutcome {
-            decision: verdicts.iter().filter_map(|v| v.decision).max(),
-            ..Default::default()
-        };
+        let mut out =
+            PreToolUseOutcome { decision: verdicts.iter().filter_map(|v| v.decision).max(), ..Default::default() };
         let mut reasons = Vec::new();
         let mut updated: Option<Map<String, Value>> = None;
         for v in verdicts {
@@ -242,31 +226,15 @@ impl HookRunner {
     }
 
     /// Run the `PostToolUse` hooks after a successful call.
-    pub async fn post_tool_use(
-        &self,
-        ctx: &HookContext<'_>,
-        input: &Value,
-        response: &Value,
-    ) -> PostOutcome {
+    pub async fn post_tool_use(&self, ctx: &HookContext<'_>, input: &Value, response: &Value) -> PostOutcome {
         let extra = ("tool_response", response.clone());
-        merge_post(
-            self.run(HookEvent::PostToolUse, ctx, input, Some(extra))
-                .await,
-        )
+        merge_post(self.run(HookEvent::PostToolUse, ctx, input, Some(extra)).await)
     }
 
     /// Run the `PostToolUseFailure` hooks after a failed call.
-    pub async fn post_tool_use_failure(
-        &self,
-        ctx: &HookContext<'_>,
-        input: &Value,
-        error: &str,
-    ) -> PostOutcome {
+    pub async fn post_tool_use_failure(&self, ctx: &HookContext<'_>, input: &Value, error: &str) -> PostOutcome {
         let extra = ("error", Value::String(error.to_string()));
-        merge_post(
-            self.run(HookEvent::PostToolUseFailure, ctx, input, Some(extra))
-                .await,
-        )
+        merge_post(self.run(HookEvent::PostToolUseFailure, ctx, input, Some(extra)).await)
     }
 
     /// Run every matching hook in parallel; verdicts in configuration order.
@@ -295,11 +263,7 @@ impl HookRunner {
         // Serialising a `Value` cannot fail; fall back to `{}` rather than panic.
         let stdin = serde_json::to_vec(&payload).unwrap_or_else(|_| b"{}".to_vec());
         let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, ctx.cwd))).await;
-        hooks
-            .into_iter()
-            .zip(runs)
-            .map(|(hook, run)| interpret(event, hook, run))
-            .collect()
+        hooks.into_iter().zip(runs).map(|(hook, run)| interpret(event, hook, run)).collect()
     }
 }
 
@@ -333,24 +297,16 @@ struct Verdict {
 
 impl Verdict {
     fn warning(msg: String) -> Self {
-        Verdict {
-            warnings: vec![msg],
-            ..Default::default()
-        }
+        Verdict { warnings: vec![msg], ..Default::default() }
     }
 
     /// Deny (PreToolUse) or flag (post events) with `reason`.
     fn blocked(event: HookEvent, reason: String) -> Self {
         match event {
-            HookEvent::PreToolUse => Verdict {
-                decision: Some(Decision::Deny),
-                reason: Some(reason),
-                ..Default::default()
-            },
-            _ => Verdict {
-                block: Some(reason),
-                ..Default::default()
-            },
+            HookEvent::PreToolUse => {
+                Verdict { decision: Some(Decision::Deny), reason: Some(reason), ..Default::default() }
+            }
+            _ => Verdict { block: Some(reason), ..Default::default() },
         }
     }
 }
@@ -358,12 +314,7 @@ impl Verdict {
 /// How a hook process ended.
 #[derive(Debug)]
 enum RunResult {
-    Exited {
-        code: Option<i32>,
-        signal: Option<i32>,
-        stdout: Captured,
-        stderr: Captured,
-    },
+    Exited { code: Option<i32>, signal: Option<i32>, stdout: Captured, stderr: Captured },
     TimedOut,
     Failed(String),
 }
@@ -396,27 +347,14 @@ fn interpret(event: HookEvent, hook: &HookCommand, run: RunResult) -> Verdict {
     match run {
         RunResult::Failed(e) => Verdict::warning(format!("{name} could not be run: {e}")),
         RunResult::TimedOut => {
-            let msg = format!(
-                "{name} timed out after {}s",
-                hook.timeout_duration().as_secs_f64()
-            );
+            let msg = format!("{name} timed out after {}s", hook.timeout_duration().as_secs_f64());
             match hook.on_timeout {
                 OnTimeout::Deny => Verdict::blocked(event, msg),
-                OnTimeout::Allow => {
-                    Verdict::warning(format!("{msg} (ignored: onTimeout is allow)"))
-                }
+                OnTimeout::Allow => Verdict::warning(format!("{msg} (ignored: onTimeout is allow)")),
             }
         }
-        RunResult::Exited {
-            code: Some(0),
-            stdout,
-            ..
-        } => parse_output(event, &name, &stdout),
-        RunResult::Exited {
-            code: Some(2),
-            stderr,
-            ..
-        } => {
+        RunResult::Exited { code: Some(0), stdout, .. } => parse_output(event, &name, &stdout),
+        RunResult::Exited { code: Some(2), stderr, .. } => {
             let text = String::from_utf8_lossy(&stderr.bytes);
             let text = text.trim();
             let reason = if text.is_empty() {
@@ -426,12 +364,7 @@ fn interpret(event: HookEvent, hook: &HookCommand, run: RunResult) -> Verdict {
             };
             Verdict::blocked(event, reason)
         }
-        RunResult::Exited {
-            code,
-            signal,
-            stderr,
-            ..
-        } => {
+        RunResult::Exited { code, signal, stderr, .. } => {
             let how = match (code, signal) {
                 (Some(c), _) => format!("exited with status {c}"),
                 (None, Some(s)) => format!("was killed by signal {s}"),
@@ -442,10 +375,7 @@ fn interpret(event: HookEvent, hook: &HookCommand, run: RunResult) -> Verdict {
             if text.is_empty() {
                 Verdict::warning(format!("{name} {how}"))
             } else {
-                Verdict::warning(format!(
-                    "{name} {how}: {}",
-                    cap_chars(text, MAX_WARNING_STDERR_CHARS)
-                ))
+                Verdict::warning(format!("{name} {how}: {}", cap_chars(text, MAX_WARNING_STDERR_CHARS)))
             }
         }
     }
@@ -459,18 +389,13 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
         return v;
     }
     if stdout.truncated {
-        v.warnings.push(format!(
-            "{name}: output exceeds {MAX_HOOK_OUTPUT} bytes; ignored"
-        ));
+        v.warnings.push(format!("{name}: output exceeds {MAX_HOOK_OUTPUT} bytes; ignored"));
         return v;
     }
     let obj = match serde_json::from_str::<Value>(text.trim()) {
         Ok(Value::Object(obj)) => obj,
         Ok(_) | Err(_) => {
-            v.warnings.push(format!(
-                "{name}: output is not a JSON object; ignored: {}",
-                cap_chars(text.trim(), 200)
-            ));
+            v.warnings.push(format!("{name}: output is not a JSON object; ignored: {}", cap_chars(text.trim(), 200)));
             return v;
         }
     };
@@ -478,18 +403,13 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
         None | Some(Value::Null) => None,
         Some(Value::Object(hso)) => match hso.get("hookEventName") {
             Some(Value::String(e)) if e != event.as_str() => {
-                v.warnings.push(format!(
-                    "{name}: hookSpecificOutput is for {e}, not {}; ignored",
-                    event.as_str()
-                ));
+                v.warnings.push(format!("{name}: hookSpecificOutput is for {e}, not {}; ignored", event.as_str()));
                 None
             }
             _ => Some(hso),
         },
         Some(_) => {
-            v.warnings.push(format!(
-                "{name}: hookSpecificOutput is not an object; ignored"
-            ));
+            v.warnings.push(format!("{name}: hookSpecificOutput is not an object; ignored"));
             None
         }
     };
@@ -506,12 +426,10 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
     match get("additionalContext") {
         None | Some(Value::Null) => {}
         Some(Value::String(s)) => v.additional_context.push(s.clone()),
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => v
-            .additional_context
-            .extend(items.iter().filter_map(Value::as_str).map(str::to_string)),
-        Some(_) => v.warnings.push(format!(
-            "{name}: `additionalContext` is not a string; ignored"
-        )),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+            v.additional_context.extend(items.iter().filter_map(Value::as_str).map(str::to_string))
+        }
+        Some(_) => v.warnings.push(format!("{name}: `additionalContext` is not a string; ignored")),
     }
 
     // Legacy `decision` / `reason` (top level only).
@@ -520,8 +438,7 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
         Some(Value::String(d)) if d.eq_ignore_ascii_case("block") => Some(Decision::Deny),
         Some(Value::String(d)) if d.eq_ignore_ascii_case("approve") => Some(Decision::Allow),
         Some(other) => {
-            v.warnings
-                .push(format!("{name}: unknown `decision` {other}; ignored"));
+            v.warnings.push(format!("{name}: unknown `decision` {other}; ignored"));
             None
         }
     };
@@ -544,9 +461,7 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
             "ask" => Some(Decision::Ask),
             "deny" | "block" => Some(Decision::Deny),
             _ => {
-                v.warnings.push(format!(
-                    "{name}: unknown `permissionDecision` {d:?}; ignored"
-                ));
+                v.warnings.push(format!("{name}: unknown `permissionDecision` {d:?}; ignored"));
                 None
             }
         },
@@ -564,9 +479,7 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
     match get("updatedInput") {
         None | Some(Value::Null) => {}
         Some(Value::Object(o)) => v.updated_input = Some(o.clone()),
-        Some(_) => v
-            .warnings
-            .push(format!("{name}: `updatedInput` is not an object; ignored")),
+        Some(_) => v.warnings.push(format!("{name}: `updatedInput` is not an object; ignored")),
     }
     v
 }
@@ -635,10 +548,7 @@ async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
         Ok(child) => child,
         Err(e) => return RunResult::Failed(e.to_string()),
     };
-    let pgid = child
-        .id()
-        .and_then(|id| libc::pid_t::try_from(id).ok())
-        .unwrap_or(0);
+    let pgid = child.id().and_then(|id| libc::pid_t::try_from(id).ok()).unwrap_or(0);
     let mut group = GroupKill { pgid, armed: true };
 
     let input = child.stdin.take();
@@ -652,20 +562,14 @@ async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
         }
     };
     let work = async {
-        let ((), out, err, status) =
-            tokio::join!(feed, read_capped(stdout), read_capped(stderr), child.wait());
+        let ((), out, err, status) = tokio::join!(feed, read_capped(stdout), read_capped(stderr), child.wait());
         (out, err, status)
     };
     let finished = tokio::time::timeout(hook.timeout_duration(), work).await;
     match finished {
         Ok((stdout, stderr, Ok(status))) => {
             group.armed = false;
-            RunResult::Exited {
-                code: status.code(),
-                signal: status.signal(),
-                stdout,
-                stderr,
-            }
+            RunResult::Exited { code: status.code(), signal: status.signal(), stdout, stderr }
         }
         Ok((_, _, Err(e))) => {
             group.kill();
@@ -695,32 +599,19 @@ mod tests {
     }
 
     fn runner(pre: Vec<HookMatcher>) -> HookRunner {
-        HookRunner::new(HookSettings {
-            pre_tool_use: pre,
-            ..Default::default()
-        })
-        .unwrap()
+        HookRunner::new(HookSettings { pre_tool_use: pre, ..Default::default() }).unwrap()
     }
 
     fn group(matcher: Option<&str>, hooks: Vec<HookCommand>) -> HookMatcher {
-        HookMatcher {
-            matcher: matcher.map(str::to_string),
-            hooks,
-        }
+        HookMatcher { matcher: matcher.map(str::to_string), hooks }
     }
 
     fn ctx<'a>(tool: &'a str, cwd: &'a Path) -> HookContext<'a> {
-        HookContext {
-            session_id: "s1",
-            tool_name: tool,
-            tool_use_id: "call-1",
-            cwd,
-        }
+        HookContext { session_id: "s1", tool_name: tool, tool_use_id: "call-1", cwd }
     }
 
     async fn pre(r: &HookRunner, tool: &str, dir: &Path) -> PreToolUseOutcome {
-        r.pre_tool_use(&ctx(tool, dir), &json!({"command": "ls"}))
-            .await
+        r.pre_tool_use(&ctx(tool, dir), &json!({"command": "ls"})).await
     }
 
     /// `printf '%s' '<json>'` with the JSON single-quote-escaped.
@@ -733,10 +624,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = HookRunner::new(HookSettings::default()).unwrap();
         assert!(!r.has_hooks(HookEvent::PreToolUse, "Bash"));
-        assert_eq!(
-            pre(&r, "Bash", dir.path()).await,
-            PreToolUseOutcome::default()
-        );
+        assert_eq!(pre(&r, "Bash", dir.path()).await, PreToolUseOutcome::default());
     }
 
     #[tokio::test]
@@ -768,9 +656,7 @@ mod tests {
         let r = runner(vec![
             group(
                 None,
-                vec![hook(&print_json(
-                    json!({"permissionDecision": "allow", "permissionDecisionReason": "ok"}),
-                ))],
+                vec![hook(&print_json(json!({"permissionDecision": "allow", "permissionDecisionReason": "ok"})))],
             ),
             group(
                 Some("Bash"),
@@ -778,9 +664,7 @@ mod tests {
                     hook(&print_json(
                         json!({"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no rm"}}),
                     )),
-                    hook(&print_json(
-                        json!({"decision": "block", "reason": "legacy says no"}),
-                    )),
+                    hook(&print_json(json!({"decision": "block", "reason": "legacy says no"}))),
                     hook(&print_json(json!({"permissionDecision": "ask"}))),
                     hook(&print_json(json!({"permissionDecision": " DENY "}))),
                 ],
@@ -791,10 +675,7 @@ mod tests {
         let reason = out.reason.unwrap();
         let lines: Vec<&str> = reason.lines().collect();
         assert_eq!(lines[..2], ["no rm", "legacy says no"]);
-        assert!(
-            lines[2].starts_with("denied by hook `printf") && lines.len() == 3,
-            "{reason}"
-        );
+        assert!(lines[2].starts_with("denied by hook `printf") && lines.len() == 3, "{reason}");
         // The Bash-only group does not run for Write.
         let out = pre(&r, "Write", dir.path()).await;
         assert_eq!(out.decision, Some(Decision::Allow));
@@ -818,10 +699,7 @@ mod tests {
         assert!(out.reason.unwrap().contains("exit status 2"));
 
         // Long stderr is capped.
-        let r = runner(vec![group(
-            None,
-            vec![hook("head -c 100000 /dev/zero | tr '\\0' x >&2; exit 2")],
-        )]);
+        let r = runner(vec![group(None, vec![hook("head -c 100000 /dev/zero | tr '\\0' x >&2; exit 2")])]);
         let out = pre(&r, "Bash", dir.path()).await;
         assert!(out.reason.unwrap().len() < MAX_REASON_CHARS + 100);
     }
@@ -838,23 +716,13 @@ mod tests {
         let second = print_json(json!({"updatedInput": {"command": "second", "extra": true},
             "additionalContext": ["two", "three"]}));
         let third = print_json(json!({"updatedInput": "not an object"}));
-        let r = runner(vec![
-            group(None, vec![hook(&first)]),
-            group(Some("Ba.*"), vec![hook(&second), hook(&third)]),
-        ]);
+        let r = runner(vec![group(None, vec![hook(&first)]), group(Some("Ba.*"), vec![hook(&second), hook(&third)])]);
         let out = pre(&r, "Bash", dir.path()).await;
-        assert_eq!(
-            out.updated_input,
-            Some(json!({"command": "second", "timeout": 5, "extra": true}))
-        );
+        assert_eq!(out.updated_input, Some(json!({"command": "second", "timeout": 5, "extra": true})));
         assert_eq!(out.additional_context, ["one", "two", "three"]);
         assert_eq!(out.decision, None);
         assert_eq!(out.warnings.len(), 1);
-        assert!(
-            out.warnings[0].contains("updatedInput"),
-            "{:?}",
-            out.warnings
-        );
+        assert!(out.warnings[0].contains("updatedInput"), "{:?}", out.warnings);
     }
 
     #[tokio::test]
@@ -865,9 +733,7 @@ mod tests {
             vec![
                 hook("echo 'not json {'"),
                 hook("echo '[1,2]'"),
-                hook(&print_json(
-                    json!({"permissionDecision": "maybe", "additionalContext": 7}),
-                )),
+                hook(&print_json(json!({"permissionDecision": "maybe", "additionalContext": 7}))),
                 hook(&print_json(
                     json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "permissionDecision": "deny"}}),
                 )),
@@ -883,10 +749,7 @@ mod tests {
         assert_eq!(w.len(), 8, "{w:#?}");
         assert!(w[0].contains("not a JSON object") && w[0].contains("not json {"));
         assert!(w[1].contains("not a JSON object"));
-        assert!(
-            w[2].contains("additionalContext") && w[3].contains("maybe"),
-            "{w:#?}"
-        );
+        assert!(w[2].contains("additionalContext") && w[3].contains("maybe"), "{w:#?}");
         assert!(w[4].contains("is for PostToolUse"));
         assert!(w[5].contains("exited with status 1: oops"));
         assert!(w[6].contains("killed by signal 9"));
@@ -897,11 +760,7 @@ mod tests {
         let r = runner(vec![group(None, vec![hook("true")])]);
         let out = pre(&r, "Bash", &missing).await;
         assert_eq!(out.decision, None);
-        assert!(
-            out.warnings[0].contains("could not be run"),
-            "{:?}",
-            out.warnings
-        );
+        assert!(out.warnings[0].contains("could not be run"), "{:?}", out.warnings);
     }
 
     fn process_gone(pid: libc::pid_t) -> bool {
@@ -911,44 +770,27 @@ mod tests {
         }
         // A zombie nobody has reaped yet (e.g. no init in a container) is dead too.
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| {
-                s.rsplit_once(')')
-                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-            })
+            .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
             .unwrap_or(true)
     }
 
     fn read_pids(path: &Path) -> Vec<libc::pid_t> {
-        std::fs::read_to_string(path)
-            .unwrap()
-            .split_whitespace()
-            .map(|p| p.parse().unwrap())
-            .collect()
+        std::fs::read_to_string(path).unwrap().split_whitespace().map(|p| p.parse().unwrap()).collect()
     }
 
     #[tokio::test]
     async fn timeout_fails_closed_and_kills_the_group() {
         let dir = tempfile::tempdir().unwrap();
         let pids = dir.path().join("pids");
-        let mut h = hook(&format!(
-            "sleep 5 & echo $! > '{p}'; echo $$ >> '{p}'; sleep 5; wait",
-            p = pids.display()
-        ));
+        let mut h = hook(&format!("sleep 5 & echo $! > '{p}'; echo $$ >> '{p}'; sleep 5; wait", p = pids.display()));
         h.timeout = 0.3;
         let r = runner(vec![group(Some("Bash"), vec![h])]);
         let start = Instant::now();
         let out = pre(&r, "Bash", dir.path()).await;
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "{:?}",
-            start.elapsed()
-        );
+        assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
         assert_eq!(out.decision, Some(Decision::Deny));
         let reason = out.reason.unwrap();
-        assert!(
-            reason.contains("timed out after 0.3s") && reason.contains("sleep 5"),
-            "{reason}"
-        );
+        assert!(reason.contains("timed out after 0.3s") && reason.contains("sleep 5"), "{reason}");
         let pids = read_pids(&pids);
         assert_eq!(pids.len(), 2);
         let deadline = Instant::now() + Duration::from_secs(2);
@@ -966,10 +808,7 @@ mod tests {
         let mut h = hook("sleep 5");
         h.timeout = 0.2;
         h.on_timeout = OnTimeout::Allow;
-        let r = runner(vec![group(
-            None,
-            vec![h, hook(&print_json(json!({"permissionDecision": "allow"})))],
-        )]);
+        let r = runner(vec![group(None, vec![h, hook(&print_json(json!({"permissionDecision": "allow"})))])]);
         let out = pre(&r, "Bash", dir.path()).await;
         assert_eq!(out.decision, Some(Decision::Allow));
         assert_eq!(out.warnings.len(), 1);
@@ -993,28 +832,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = runner(vec![
             group(Some("Write"), vec![hook("exit 2")]),
-            group(
-                Some("*"),
-                vec![hook("echo '{\"permissionDecision\":\"ask\"}'")],
-            ),
+            group(Some("*"), vec![hook("echo '{\"permissionDecision\":\"ask\"}'")]),
         ]);
-        assert_eq!(
-            pre(&r, "Read", dir.path()).await.decision,
-            Some(Decision::Ask)
-        );
-        assert_eq!(
-            pre(&r, "Write", dir.path()).await.decision,
-            Some(Decision::Deny)
-        );
+        assert_eq!(pre(&r, "Read", dir.path()).await.decision, Some(Decision::Ask));
+        assert_eq!(pre(&r, "Write", dir.path()).await.decision, Some(Decision::Deny));
     }
 
     #[tokio::test]
     async fn hooks_run_in_parallel() {
         let dir = tempfile::tempdir().unwrap();
-        let r = runner(vec![group(
-            None,
-            vec![hook("sleep 0.3"), hook("sleep 0.3")],
-        )]);
+        let r = runner(vec![group(None, vec![hook("sleep 0.3"), hook("sleep 0.3")])]);
         let start = Instant::now();
         let out = pre(&r, "Bash", dir.path()).await;
         let took = start.elapsed();
@@ -1027,24 +854,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dir_path: PathBuf = dir.path().canonicalize().unwrap();
         let r = HookRunner::new(HookSettings {
-            post_tool_use: vec![group(
-                None,
-                vec![hook(
-                    "cat > \"$WREPL_PROJECT_DIR/post.json\"; pwd > pwd.txt",
-                )],
-            )],
+            post_tool_use: vec![group(None, vec![hook("cat > \"$WREPL_PROJECT_DIR/post.json\"; pwd > pwd.txt")])],
             post_tool_use_failure: vec![group(None, vec![hook("cat > fail.json")])],
             ..Default::default()
         })
         .unwrap();
         let c = ctx("Read", &dir_path);
-        let out = r
-            .post_tool_use(&c, &json!({"file_path": "a"}), &json!({"content": "x"}))
-            .await;
+        let out = r.post_tool_use(&c, &json!({"file_path": "a"}), &json!({"content": "x"})).await;
         assert_eq!(out, PostOutcome::default());
-        let got: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir_path.join("post.json")).unwrap())
-                .unwrap();
+        let got: Value = serde_json::from_str(&std::fs::read_to_string(dir_path.join("post.json")).unwrap()).unwrap();
         assert_eq!(
             got,
             json!({
@@ -1053,17 +871,10 @@ mod tests {
                 "cwd": dir_path.to_str().unwrap(), "tool_response": {"content": "x"}
             })
         );
-        assert_eq!(
-            std::fs::read_to_string(dir_path.join("pwd.txt"))
-                .unwrap()
-                .trim(),
-            dir_path.to_str().unwrap()
-        );
+        assert_eq!(std::fs::read_to_string(dir_path.join("pwd.txt")).unwrap().trim(), dir_path.to_str().unwrap());
 
         r.post_tool_use_failure(&c, &json!({}), "boom").await;
-        let got: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir_path.join("fail.json")).unwrap())
-                .unwrap();
+        let got: Value = serde_json::from_str(&std::fs::read_to_string(dir_path.join("fail.json")).unwrap()).unwrap();
         assert_eq!(got["hook_event_name"], "PostToolUseFailure");
         assert_eq!(got["error"], "boom");
         assert!(got.get("tool_response").is_none());
@@ -1088,9 +899,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        let out = r
-            .post_tool_use(&ctx("Bash", dir.path()), &json!({}), &json!("ok"))
-            .await;
+        let out = r.post_tool_use(&ctx("Bash", dir.path()), &json!({}), &json!("ok")).await;
         assert_eq!(out.additional_context, ["see lint"]);
         let block = out.block_reason.unwrap();
         let lines: Vec<&str> = block.lines().collect();
@@ -1105,19 +914,11 @@ mod tests {
     async fn large_output_is_capped_and_drained() {
         let dir = tempfile::tempdir().unwrap();
         // 3 MiB on stdout and stderr: the hook must not block on a full pipe.
-        let r = runner(vec![group(
-            None,
-            vec![hook(
-                "head -c 3145728 /dev/zero >&2; head -c 3145728 /dev/zero; exit 0",
-            )],
-        )]);
+        let r =
+            runner(vec![group(None, vec![hook("head -c 3145728 /dev/zero >&2; head -c 3145728 /dev/zero; exit 0")])]);
         let out = pre(&r, "Bash", dir.path()).await;
         assert_eq!(out.decision, None);
-        assert!(
-            out.warnings[0].contains("output exceeds"),
-            "{:?}",
-            out.warnings
-        );
+        assert!(out.warnings[0].contains("output exceeds"), "{:?}", out.warnings);
     }
 
     #[test]
@@ -1135,11 +936,9 @@ mod tests {
     fn invalid_settings_rejected() {
         let mut h = hook("true");
         h.timeout = 0.0;
-        assert!(HookRunner::new(HookSettings {
-            pre_tool_use: vec![group(None, vec![h])],
-            ..Default::default()
-        })
-        .is_err());
+        assert!(
+            HookRunner::new(HookSettings { pre_tool_use: vec![group(None, vec![h])], ..Default::default() }).is_err()
+        );
         assert!(HookRunner::new(HookSettings {
             post_tool_use: vec![group(Some("("), vec![hook("true")])],
             ..Default::default()

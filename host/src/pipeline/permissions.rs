@@ -92,16 +92,7 @@ use serde::{Deserialize, Serialize};
 use super::settings::{PermissionSettings, SettingsError};
 
 /// Tools whose rule specifiers are path globs.
-pub const PATH_TOOLS: &[&str] = &[
-    "Read",
-    "Write",
-    "Edit",
-    "MultiEdit",
-    "NotebookEdit",
-    "Glob",
-    "Grep",
-    "LS",
-];
+pub const PATH_TOOLS: &[&str] = &["Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"];
 
 /// Tools whose command is a shell command line, split into subcommands.
 pub const SHELL_TOOLS: &[&str] = &["Bash"];
@@ -186,10 +177,7 @@ impl ToolPattern {
                         (e.g. `mcp__server__*`)"
                 .into());
         }
-        if let Some(c) = base
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-        {
+        if let Some(c) = base.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
             return Err(format!("invalid character {c:?} in tool name"));
         }
         if wildcard {
@@ -210,9 +198,9 @@ impl ToolPattern {
     pub fn matches(&self, tool: &str) -> bool {
         match self {
             ToolPattern::Exact(name) => tool == name,
-            ToolPattern::Server(server) => tool
-                .strip_prefix(server.as_str())
-                .is_some_and(|r| r.is_empty() || r.starts_with("__")),
+            ToolPattern::Server(server) => {
+                tool.strip_prefix(server.as_str()).is_some_and(|r| r.is_empty() || r.starts_with("__"))
+            }
             ToolPattern::Prefix(prefix) => tool.starts_with(prefix.as_str()),
         }
     }
@@ -251,9 +239,9 @@ impl CmdPattern {
     fn matches(&self, subject: &str) -> bool {
         match self {
             CmdPattern::Exact(s) => subject == s,
-            CmdPattern::Prefix(p) => subject
-                .strip_prefix(p.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t'])),
+            CmdPattern::Prefix(p) => {
+                subject.strip_prefix(p.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+            }
         }
     }
 
@@ -294,12 +282,8 @@ struct PathSpec {
 impl PathSpec {
     fn matches(&self, path: &Path, root: &Path) -> bool {
         match &self.anchor {
-            Anchor::Root => path
-                .strip_prefix(root)
-                .is_ok_and(|rel| self.set.is_match(rel)),
-            Anchor::Home(home) => path
-                .strip_prefix(home)
-                .is_ok_and(|rel| self.set.is_match(rel)),
+            Anchor::Root => path.strip_prefix(root).is_ok_and(|rel| self.set.is_match(rel)),
+            Anchor::Home(home) => path.strip_prefix(home).is_ok_and(|rel| self.set.is_match(rel)),
             Anchor::Absolute | Anchor::Anywhere => self.set.is_match(path),
         }
     }
@@ -338,9 +322,7 @@ impl Rule {
                     return Err("unbalanced parentheses or quotes".into());
                 }
                 let raw = match s.strip_suffix(":*") {
-                    Some(prefix) if prefix.trim().is_empty() => {
-                        return Err("empty command prefix before `:*`".into())
-                    }
+                    Some(prefix) if prefix.trim().is_empty() => return Err("empty command prefix before `:*`".into()),
                     Some(prefix) => CmdPattern::Prefix(prefix.trim_end().to_string()),
                     None => CmdPattern::Exact(s.to_string()),
                 };
@@ -348,11 +330,7 @@ impl Rule {
                 Spec::Command(CommandSpec { raw, normalized })
             }
         };
-        Ok(Rule {
-            text: t.to_string(),
-            tool,
-            spec,
-        })
+        Ok(Rule { text: t.to_string(), tool, spec })
     }
 
     /// The rule as written (trimmed).
@@ -403,10 +381,7 @@ fn parse_path_spec(spec: &str) -> Result<PathSpec, String> {
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .ok_or("`~` needs $HOME to be set to an absolute path")?;
-        (
-            Anchor::Home(normalize(&home)),
-            spec[1..].trim_start_matches('/').to_string(),
-        )
+        (Anchor::Home(normalize(&home)), spec[1..].trim_start_matches('/').to_string())
     } else if let Some(rest) = spec.strip_prefix("./").or_else(|| spec.strip_prefix('/')) {
         (Anchor::Root, rest.to_string())
     } else {
@@ -421,11 +396,9 @@ fn parse_path_spec(spec: &str) -> Result<PathSpec, String> {
     };
     let pattern = pattern.trim_end_matches('/');
     if pattern.split('/').any(|c| c == ".." || c == ".") {
-        return Err(
-            "`.` and `..` are not allowed in path rules (write a normalised path, \
+        return Err("`.` and `..` are not allowed in path rules (write a normalised path, \
                     or an absolute one with `//`)"
-                .into(),
-        );
+            .into());
     }
     let mut globs = Vec::with_capacity(2);
     match pattern {
@@ -442,10 +415,7 @@ fn parse_path_spec(spec: &str) -> Result<PathSpec, String> {
     }
     let mut set = GlobSetBuilder::new();
     for g in &globs {
-        let glob = GlobBuilder::new(g)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("invalid glob: {e}"))?;
+        let glob = GlobBuilder::new(g).literal_separator(true).build().map_err(|e| format!("invalid glob: {e}"))?;
         set.add(glob);
     }
     let set = set.build().map_err(|e| format!("invalid glob: {e}"))?;
@@ -526,10 +496,7 @@ impl PermissionRules {
     pub fn evaluate(&self, req: &PermissionRequest) -> Option<Matched> {
         let subject = Subject::new(req);
         if let Some(rule) = self.deny.iter().find(|r| subject.deny_matches(r)) {
-            return Some(Matched {
-                decision: Decision::Deny,
-                rule: rule.text.clone(),
-            });
+            return Some(Matched { decision: Decision::Deny, rule: rule.text.clone() });
         }
         for (list, decision) in [(&self.ask, Decision::Ask), (&self.allow, Decision::Allow)] {
             if let Some(rule) = subject.list_matches(list) {
@@ -541,11 +508,7 @@ impl PermissionRules {
 }
 
 fn parse_rule(text: &str, field: String) -> Result<Rule, SettingsError> {
-    Rule::parse(text).map_err(|reason| SettingsError::InvalidRule {
-        field,
-        rule: text.to_string(),
-        reason,
-    })
+    Rule::parse(text).map_err(|reason| SettingsError::InvalidRule { field, rule: text.to_string(), reason })
 }
 
 /// A request prepared for matching.
@@ -568,23 +531,11 @@ impl<'a> Subject<'a> {
             Some(cmd) if shell => (Some(split_shell(cmd)), Some(deny_candidates(cmd))),
             Some(cmd) => {
                 let t = cmd.trim().to_string();
-                (
-                    Some(vec![Part {
-                        text: t.clone(),
-                        safe: true,
-                    }]),
-                    Some(vec![t]),
-                )
+                (Some(vec![Part { text: t.clone(), safe: true }]), Some(vec![t]))
             }
         };
         let paths = req.paths.iter().map(|p| normalize(&root.join(p))).collect();
-        Subject {
-            tool: req.tool,
-            parts,
-            deny_candidates,
-            paths,
-            root,
-        }
+        Subject { tool: req.tool, parts, deny_candidates, paths, root }
     }
 
     fn deny_matches(&self, rule: &Rule) -> bool {
@@ -593,11 +544,10 @@ impl<'a> Subject<'a> {
         }
         match &rule.spec {
             Spec::Any => true,
-            Spec::Command(c) => self.deny_candidates.as_ref().is_some_and(|cands| {
-                cands
-                    .iter()
-                    .any(|cand| c.raw.matches(cand) || c.normalized.matches(cand))
-            }),
+            Spec::Command(c) => self
+                .deny_candidates
+                .as_ref()
+                .is_some_and(|cands| cands.iter().any(|cand| c.raw.matches(cand) || c.normalized.matches(cand))),
             Spec::Path(p) => self.paths.iter().any(|path| p.matches(path, &self.root)),
         }
     }
@@ -668,10 +618,7 @@ fn split_shell(cmd: &str) -> Vec<Part> {
     let flush = |cur: &mut String, safe: &mut bool, parts: &mut Vec<Part>| {
         let text = cur.trim();
         if !text.is_empty() {
-            parts.push(Part {
-                text: text.to_string(),
-                safe: *safe,
-            });
+            parts.push(Part { text: text.to_string(), safe: *safe });
         }
         cur.clear();
         *safe = true;
@@ -761,11 +708,7 @@ fn split_shell(cmd: &str) -> Vec<Part> {
                 }
                 '|' | '&' => {
                     flush(&mut cur, &mut safe, &mut parts);
-                    i += if matches!(next, Some('|' | '&')) {
-                        2
-                    } else {
-                        1
-                    };
+                    i += if matches!(next, Some('|' | '&')) { 2 } else { 1 };
                 }
                 _ => {
                     cur.push(c);
@@ -801,9 +744,7 @@ fn redirect(chars: &[char], mut i: usize, cur: &mut String, safe: &mut bool) -> 
             cur.push(c);
             i += 1;
         }
-        let ends = chars
-            .get(i)
-            .is_none_or(|c| c.is_whitespace() || ";|&<>)".contains(*c));
+        let ends = chars.get(i).is_none_or(|c| c.is_whitespace() || ";|&<>)".contains(*c));
         if i > start && ends {
             return i;
         }
@@ -813,10 +754,7 @@ fn redirect(chars: &[char], mut i: usize, cur: &mut String, safe: &mut bool) -> 
         i += 1;
     }
     let mut target = String::new();
-    while let Some(&c) = chars
-        .get(i)
-        .filter(|c| !c.is_whitespace() && !";|&<>()".contains(**c))
-    {
+    while let Some(&c) = chars.get(i).filter(|c| !c.is_whitespace() && !";|&<>()".contains(**c)) {
         target.push(c);
         i += 1;
     }
@@ -884,8 +822,8 @@ fn shell_words(s: &str) -> Vec<String> {
 
 /// Words that run the command that follows them.
 const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "env", "exec", "command", "builtin", "nohup", "time", "nice", "ionice",
-    "timeout", "xargs", "if", "then", "else", "elif", "do", "while", "until", "!",
+    "sudo", "doas", "env", "exec", "command", "builtin", "nohup", "time", "nice", "ionice", "timeout", "xargs", "if",
+    "then", "else", "elif", "do", "while", "until", "!",
 ];
 
 fn is_assignment(word: &str) -> bool {
@@ -894,9 +832,7 @@ fn is_assignment(word: &str) -> bool {
     };
     let name = name.strip_suffix('+').unwrap_or(name);
     let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -904,10 +840,7 @@ fn is_assignment(word: &str) -> bool {
 fn deny_candidates(cmd: &str) -> Vec<String> {
     let mut sources = vec![cmd];
     for opener in ["$(", "`", "<(", ">("] {
-        sources.extend(
-            cmd.match_indices(opener)
-                .map(|(i, _)| &cmd[i + opener.len()..]),
-        );
+        sources.extend(cmd.match_indices(opener).map(|(i, _)| &cmd[i + opener.len()..]));
     }
     let mut out: Vec<String> = Vec::new();
     let mut add = |s: String| {
@@ -958,44 +891,24 @@ mod tests {
 
     fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionRules {
         let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-        PermissionRules::from_settings(&PermissionSettings {
-            allow: v(allow),
-            ask: v(ask),
-            deny: v(deny),
-        })
-        .unwrap()
+        PermissionRules::from_settings(&PermissionSettings { allow: v(allow), ask: v(ask), deny: v(deny) }).unwrap()
     }
 
     const ROOT: &str = "/proj";
 
     fn bash(r: &PermissionRules, cmd: &str) -> Option<Decision> {
-        let req = PermissionRequest {
-            tool: "Bash",
-            command: Some(cmd),
-            paths: &[],
-            project_root: Path::new(ROOT),
-        };
+        let req = PermissionRequest { tool: "Bash", command: Some(cmd), paths: &[], project_root: Path::new(ROOT) };
         r.evaluate(&req).map(|m| m.decision)
     }
 
     fn path_req(r: &PermissionRules, tool: &str, paths: &[&str]) -> Option<Decision> {
         let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-        let req = PermissionRequest {
-            tool,
-            command: None,
-            paths: &paths,
-            project_root: Path::new(ROOT),
-        };
+        let req = PermissionRequest { tool, command: None, paths: &paths, project_root: Path::new(ROOT) };
         r.evaluate(&req).map(|m| m.decision)
     }
 
     fn tool(r: &PermissionRules, tool: &str) -> Option<Decision> {
-        let req = PermissionRequest {
-            tool,
-            command: None,
-            paths: &[],
-            project_root: Path::new(ROOT),
-        };
+        let req = PermissionRequest { tool, command: None, paths: &[], project_root: Path::new(ROOT) };
         r.evaluate(&req).map(|m| m.decision)
     }
 
@@ -1038,9 +951,7 @@ mod tests {
         }
         let mut r = PermissionRules::new();
         let e = r.add_allow("Bash(git").unwrap_err();
-        assert!(
-            matches!(&e, SettingsError::InvalidRule { field, rule, .. } if field == "allow" && rule == "Bash(git")
-        );
+        assert!(matches!(&e, SettingsError::InvalidRule { field, rule, .. } if field == "allow" && rule == "Bash(git"));
         assert!(r.is_empty());
         r.add_allow("Bash(echo \"(\")").unwrap();
         r.add_ask("Read(./x (copy)/**)").unwrap();
@@ -1065,12 +976,7 @@ mod tests {
         // A command rule does not match a request without a command.
         assert_eq!(tool(&r, "Bash"), None);
         let paths = [PathBuf::from("/proj/a")];
-        let req = PermissionRequest {
-            tool: "Bash",
-            command: None,
-            paths: &paths,
-            project_root: Path::new(ROOT),
-        };
+        let req = PermissionRequest { tool: "Bash", command: None, paths: &paths, project_root: Path::new(ROOT) };
         assert_eq!(r.evaluate(&req), None);
     }
 
@@ -1092,23 +998,13 @@ mod tests {
                 project_root: Path::new(ROOT),
             })
             .unwrap();
-        assert_eq!(
-            m,
-            Matched {
-                decision: Allow,
-                rule: "Bash(git status:*), Bash(ls:*)".into()
-            }
-        );
+        assert_eq!(m, Matched { decision: Allow, rule: "Bash(git status:*), Bash(ls:*)".into() });
         // Separators inside quotes or escaped do not split.
         let r = rules(&["Bash(git commit:*)"], &[], &[]);
         assert_eq!(bash(&r, "git commit -m \"a && b; c | d\""), Some(Allow));
         assert_eq!(bash(&r, "git commit -m 'a; rm -rf /'"), Some(Allow));
         assert_eq!(bash(&r, "git commit -m a\\;b"), Some(Allow));
-        assert_eq!(
-            bash(&r, "git commit -m 'a; rm -rf /"),
-            None,
-            "unterminated quote"
-        );
+        assert_eq!(bash(&r, "git commit -m 'a; rm -rf /"), None, "unterminated quote");
     }
 
     #[test]
@@ -1193,11 +1089,7 @@ mod tests {
 
     #[test]
     fn mcp_patterns() {
-        let r = rules(
-            &["mcp__srv", "mcp__web__*", "mcp__db__query"],
-            &[],
-            &["mcp__srv__drop"],
-        );
+        let r = rules(&["mcp__srv", "mcp__web__*", "mcp__db__query"], &[], &["mcp__srv__drop"]);
         assert_eq!(tool(&r, "mcp__srv__a"), Some(Allow));
         assert_eq!(tool(&r, "mcp__srv"), Some(Allow));
         assert_eq!(tool(&r, "mcp__srv__drop"), Some(Deny));
@@ -1211,18 +1103,9 @@ mod tests {
         let r = rules(&[], &["mcp__*"], &[]);
         assert_eq!(tool(&r, "mcp__a__b"), Some(Ask));
         assert_eq!(tool(&r, "Bash"), None);
-        assert_eq!(
-            ToolPattern::parse("mcp__a__b").unwrap(),
-            ToolPattern::Exact("mcp__a__b".into())
-        );
-        assert_eq!(
-            ToolPattern::parse("mcp__a").unwrap(),
-            ToolPattern::Server("mcp__a".into())
-        );
-        assert_eq!(
-            ToolPattern::parse("mcp__a__*").unwrap(),
-            ToolPattern::Prefix("mcp__a__".into())
-        );
+        assert_eq!(ToolPattern::parse("mcp__a__b").unwrap(), ToolPattern::Exact("mcp__a__b".into()));
+        assert_eq!(ToolPattern::parse("mcp__a").unwrap(), ToolPattern::Server("mcp__a".into()));
+        assert_eq!(ToolPattern::parse("mcp__a__*").unwrap(), ToolPattern::Prefix("mcp__a__".into()));
         // A command rule on a non-shell tool: whole subject, no splitting.
         let r = rules(&["mcp__web__fetch(https://example.com:*)"], &[], &[]);
         let req = |cmd| PermissionRequest {
@@ -1231,46 +1114,20 @@ mod tests {
             paths: &[],
             project_root: Path::new(ROOT),
         };
-        assert_eq!(
-            r.evaluate(&req("https://example.com a&b"))
-                .map(|m| m.decision),
-            Some(Allow)
-        );
+        assert_eq!(r.evaluate(&req("https://example.com a&b")).map(|m| m.decision), Some(Allow));
         assert_eq!(r.evaluate(&req("https://example.org")), None);
     }
 
     #[test]
     fn path_rules_relative_to_root() {
-        for rule in [
-            "Read(./src/**)",
-            "Read(src/**)",
-            "Read(/src/**)",
-            "Read(./src/)",
-            "Read(./src)",
-        ] {
+        for rule in ["Read(./src/**)", "Read(src/**)", "Read(/src/**)", "Read(./src/)", "Read(./src)"] {
             let r = rules(&[rule], &[], &[]);
-            assert_eq!(
-                path_req(&r, "Read", &["/proj/src/a.rs"]),
-                Some(Allow),
-                "{rule}"
-            );
-            assert_eq!(
-                path_req(&r, "Read", &["/proj/src/a/b/c.rs"]),
-                Some(Allow),
-                "{rule}"
-            );
+            assert_eq!(path_req(&r, "Read", &["/proj/src/a.rs"]), Some(Allow), "{rule}");
+            assert_eq!(path_req(&r, "Read", &["/proj/src/a/b/c.rs"]), Some(Allow), "{rule}");
             assert_eq!(path_req(&r, "Read", &["/proj/srcx/a.rs"]), None, "{rule}");
             assert_eq!(path_req(&r, "Read", &["/other/src/a.rs"]), None, "{rule}");
-            assert_eq!(
-                path_req(&r, "Read", &["/proj/lib/src/a.rs"]),
-                None,
-                "{rule}"
-            );
-            assert_eq!(
-                path_req(&r, "Read", &["/proj/src/../secret"]),
-                None,
-                "{rule}"
-            );
+            assert_eq!(path_req(&r, "Read", &["/proj/lib/src/a.rs"]), None, "{rule}");
+            assert_eq!(path_req(&r, "Read", &["/proj/src/../secret"]), None, "{rule}");
             assert_eq!(path_req(&r, "Write", &["/proj/src/a.rs"]), None, "{rule}");
             assert_eq!(path_req(&r, "Read", &[]), None, "{rule}");
         }
@@ -1281,31 +1138,16 @@ mod tests {
         // A root with glob metacharacters is not a pattern.
         let r = rules(&["Read(./a/**)"], &[], &[]);
         let paths = [PathBuf::from("/p[r]oj*/a/b")];
-        let req = PermissionRequest {
-            tool: "Read",
-            command: None,
-            paths: &paths,
-            project_root: Path::new("/p[r]oj*"),
-        };
+        let req = PermissionRequest { tool: "Read", command: None, paths: &paths, project_root: Path::new("/p[r]oj*") };
         assert_eq!(r.evaluate(&req).map(|m| m.decision), Some(Allow));
     }
 
     #[test]
     fn path_rules_all_for_allow_any_for_deny() {
-        let r = rules(
-            &["Read(./src/**)", "Read(./docs/**)"],
-            &[],
-            &["Read(**/.env)"],
-        );
-        assert_eq!(
-            path_req(&r, "Read", &["/proj/src/a", "/proj/docs/b"]),
-            Some(Allow)
-        );
+        let r = rules(&["Read(./src/**)", "Read(./docs/**)"], &[], &["Read(**/.env)"]);
+        assert_eq!(path_req(&r, "Read", &["/proj/src/a", "/proj/docs/b"]), Some(Allow));
         assert_eq!(path_req(&r, "Read", &["/proj/src/a", "/etc/passwd"]), None);
-        assert_eq!(
-            path_req(&r, "Read", &["/proj/src/a", "/proj/src/.env"]),
-            Some(Deny)
-        );
+        assert_eq!(path_req(&r, "Read", &["/proj/src/a", "/proj/src/.env"]), Some(Deny));
         let m = r
             .evaluate(&PermissionRequest {
                 tool: "Read",
@@ -1322,22 +1164,10 @@ mod tests {
         for rule in ["Read(**/.env)", "Read(.env)"] {
             let r = rules(&[], &[], &[rule]);
             assert_eq!(path_req(&r, "Read", &["/proj/.env"]), Some(Deny), "{rule}");
-            assert_eq!(
-                path_req(&r, "Read", &["/proj/a/b/.env"]),
-                Some(Deny),
-                "{rule}"
-            );
-            assert_eq!(
-                path_req(&r, "Read", &["/elsewhere/.env"]),
-                Some(Deny),
-                "{rule}"
-            );
+            assert_eq!(path_req(&r, "Read", &["/proj/a/b/.env"]), Some(Deny), "{rule}");
+            assert_eq!(path_req(&r, "Read", &["/elsewhere/.env"]), Some(Deny), "{rule}");
             assert_eq!(path_req(&r, "Read", &["/.env"]), Some(Deny), "{rule}");
-            assert_eq!(
-                path_req(&r, "Read", &["/proj/.env/inner"]),
-                Some(Deny),
-                "{rule}"
-            );
+            assert_eq!(path_req(&r, "Read", &["/proj/.env/inner"]), Some(Deny), "{rule}");
             assert_eq!(path_req(&r, "Read", &["/proj/.envx"]), None, "{rule}");
             assert_eq!(path_req(&r, "Read", &["/proj/x.env"]), None, "{rule}");
         }
@@ -1358,10 +1188,7 @@ mod tests {
         let r = rules(&["Read(//)"], &[], &[]);
         assert_eq!(path_req(&r, "Read", &["/anything/at/all"]), Some(Allow));
 
-        if let Some(home) = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute())
-        {
+        if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
             let r = rules(&[], &[], &["Read(~/.ssh/**)"]);
             let key = home.join(".ssh/id_ed25519");
             assert_eq!(path_req(&r, "Read", &[key.to_str().unwrap()]), Some(Deny));
@@ -1371,16 +1198,8 @@ mod tests {
 
     #[test]
     fn split_shell_parts() {
-        let texts = |cmd| {
-            split_shell(cmd)
-                .into_iter()
-                .map(|p| p.text)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            texts("a && b || c ; d | e |& f & g\nh"),
-            ["a", "b", "c", "d", "e", "f", "g", "h"]
-        );
+        let texts = |cmd| split_shell(cmd).into_iter().map(|p| p.text).collect::<Vec<_>>();
+        assert_eq!(texts("a && b || c ; d | e |& f & g\nh"), ["a", "b", "c", "d", "e", "f", "g", "h"]);
         assert_eq!(texts("a 2>&1 | b"), ["a 2>&1", "b"]);
         assert_eq!(texts("a &>/dev/null; b"), ["a &>/dev/null", "b"]);
         assert_eq!(texts("echo 'x;y' \"z|w\" \\&"), ["echo 'x;y' \"z|w\" \\&"]);

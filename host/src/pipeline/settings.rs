@@ -92,10 +92,7 @@ pub enum SettingsError {
 
 impl SettingsError {
     fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
-        SettingsError::Invalid {
-            field: field.into(),
-            message: message.into(),
-        }
+        SettingsError::Invalid { field: field.into(), message: message.into() }
     }
 }
 
@@ -115,14 +112,9 @@ impl Settings {
     /// Read, parse and validate a settings file.
     pub fn load(path: impl AsRef<Path>) -> Result<Settings, SettingsError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Settings::from_json(&text).map_err(|e| SettingsError::File {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })
+        let text =
+            std::fs::read_to_string(path).map_err(|source| SettingsError::Io { path: path.to_path_buf(), source })?;
+        Settings::from_json(&text).map_err(|e| SettingsError::File { path: path.to_path_buf(), source: Box::new(e) })
     }
 
     /// Parse and validate settings from JSON text.
@@ -221,9 +213,8 @@ impl HookMatcher {
     }
 
     fn validate(&self, field: &str) -> Result<(), SettingsError> {
-        self.compile().map_err(|e| {
-            SettingsError::invalid(format!("{field}.matcher"), format!("invalid regex: {e}"))
-        })?;
+        self.compile()
+            .map_err(|e| SettingsError::invalid(format!("{field}.matcher"), format!("invalid regex: {e}")))?;
         for (j, hook) in self.hooks.iter().enumerate() {
             hook.validate(&format!("{field}.hooks[{j}]"))?;
         }
@@ -283,21 +274,12 @@ impl HookCommand {
 
     fn validate(&self, field: &str) -> Result<(), SettingsError> {
         if self.command.trim().is_empty() {
-            return Err(SettingsError::invalid(
-                format!("{field}.command"),
-                "must not be empty",
-            ));
+            return Err(SettingsError::invalid(format!("{field}.command"), "must not be empty"));
         }
-        if !(self.timeout.is_finite()
-            && self.timeout > 0.0
-            && self.timeout <= MAX_HOOK_TIMEOUT_SECS)
-        {
+        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= MAX_HOOK_TIMEOUT_SECS) {
             return Err(SettingsError::invalid(
                 format!("{field}.timeout"),
-                format!(
-                    "must be greater than 0 and at most {MAX_HOOK_TIMEOUT_SECS} seconds, got {}",
-                    self.timeout
-                ),
+                format!("must be greater than 0 and at most {MAX_HOOK_TIMEOUT_SECS} seconds, got {}", self.timeout),
             ));
         }
         Ok(())
@@ -317,11 +299,7 @@ fn de_command<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 }
 
 /// Deserialize a lowercase keyword, naming the field in the error.
-fn de_keyword<'de, D: Deserializer<'de>, T>(
-    d: D,
-    field: &str,
-    choices: &[(&str, T)],
-) -> Result<T, D::Error>
+fn de_keyword<'de, D: Deserializer<'de>, T>(d: D, field: &str, choices: &[(&str, T)]) -> Result<T, D::Error>
 where
     T: Copy,
 {
@@ -330,10 +308,7 @@ where
         return Ok(*v);
     }
     let expected: Vec<String> = choices.iter().map(|(n, _)| format!("{n:?}")).collect();
-    Err(de::Error::custom(format!(
-        "{field}: expected {}, got {s:?}",
-        expected.join(" or ")
-    )))
+    Err(de::Error::custom(format!("{field}: expected {}, got {s:?}", expected.join(" or "))))
 }
 
 /// The kind of a hook. Only command hooks exist.
@@ -363,11 +338,7 @@ pub enum OnTimeout {
 
 impl<'de> Deserialize<'de> for OnTimeout {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        de_keyword(
-            d,
-            "onTimeout",
-            &[("deny", OnTimeout::Deny), ("allow", OnTimeout::Allow)],
-        )
+        de_keyword(d, "onTimeout", &[("deny", OnTimeout::Deny), ("allow", OnTimeout::Allow)])
     }
 }
 
@@ -418,9 +389,7 @@ impl IsolationSettings {
 
 /// Malformed patterns (rejected by validation) never match.
 fn any_pattern_matches(patterns: &[String], tool: &str) -> bool {
-    patterns
-        .iter()
-        .any(|p| ToolPattern::parse(p).is_ok_and(|pat| pat.matches(tool)))
+    patterns.iter().any(|p| ToolPattern::parse(p).is_ok_and(|pat| pat.matches(tool)))
 }
 
 #[cfg(test)]
@@ -458,10 +427,8 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let s = Settings::from_json(
-            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x"}]}]}}"#,
-        )
-        .unwrap();
+        let s =
+            Settings::from_json(r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x"}]}]}}"#).unwrap();
         let h = &s.hooks.pre_tool_use[0].hooks[0];
         assert_eq!(h.timeout, DEFAULT_HOOK_TIMEOUT_SECS);
         assert_eq!(h.on_timeout, OnTimeout::Deny);
@@ -477,16 +444,11 @@ mod tests {
     fn unknown_fields_rejected() {
         assert!(err(r#"{"permission": {}}"#).contains("unknown field `permission`"));
         assert!(err(r#"{"permissions": {"denny": []}}"#).contains("unknown field `denny`"));
-        assert!(
-            err(r#"{"hooks": {"PreToolUse": [{"hooks": [], "match": "x"}]}}"#)
-                .contains("unknown field `match`")
-        );
+        assert!(err(r#"{"hooks": {"PreToolUse": [{"hooks": [], "match": "x"}]}}"#).contains("unknown field `match`"));
         assert!(err(r#"{"hooks": {"Stop": []}}"#).contains("unknown field `Stop`"));
         assert!(err(r#"{"isolation": {"enable": true}}"#).contains("unknown field `enable`"));
-        assert!(err(
-            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x","time":1}]}]}}"#
-        )
-        .contains("unknown field `time`"));
+        assert!(err(r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x","time":1}]}]}}"#)
+            .contains("unknown field `time`"));
     }
 
     #[test]
@@ -498,37 +460,22 @@ mod tests {
             ))
         };
         let e = hook(r#""type":"command","command":"x","timeout":0"#);
-        assert!(
-            e.starts_with("hooks.PostToolUse[1].hooks[1].timeout:"),
-            "{e}"
-        );
+        assert!(e.starts_with("hooks.PostToolUse[1].hooks[1].timeout:"), "{e}");
         let e = hook(r#""type":"command","command":"x","timeout":601"#);
-        assert!(
-            e.starts_with("hooks.PostToolUse[1].hooks[1].timeout:"),
-            "{e}"
-        );
+        assert!(e.starts_with("hooks.PostToolUse[1].hooks[1].timeout:"), "{e}");
         let e = hook(r#""type":"command","command":"x","timeout":"5""#);
         assert!(e.contains("timeout:"), "{e}");
         let e = hook(r#""type":"command","command":"  ""#);
-        assert!(
-            e.starts_with("hooks.PostToolUse[1].hooks[1].command:"),
-            "{e}"
-        );
+        assert!(e.starts_with("hooks.PostToolUse[1].hooks[1].command:"), "{e}");
         let e = hook(r#""type":"prompt","command":"x""#);
         assert!(e.contains("type: expected \"command\""), "{e}");
         let e = hook(r#""type":"command","command":"x","onTimeout":"maybe""#);
-        assert!(
-            e.contains("onTimeout: expected \"deny\" or \"allow\""),
-            "{e}"
-        );
+        assert!(e.contains("onTimeout: expected \"deny\" or \"allow\""), "{e}");
         let e = hook(r#""command":"x""#);
         assert!(e.contains("missing field `type`"), "{e}");
 
         let e = err(r#"{"hooks":{"PreToolUse":[{"matcher":"Bash(","hooks":[]}]}}"#);
-        assert!(
-            e.starts_with("hooks.PreToolUse[0].matcher: invalid regex"),
-            "{e}"
-        );
+        assert!(e.starts_with("hooks.PreToolUse[0].matcher: invalid regex"), "{e}");
         let e = err(r#"{"permissions":{"deny":["Bash", "Bash(git"]}}"#);
         assert!(e.starts_with("permissions.deny[1]: invalid rule"), "{e}");
         let e = err(r#"{"isolation":{"web":["mcp__x__*y"]}}"#);
@@ -555,10 +502,7 @@ mod tests {
         assert!(matches!(e, SettingsError::Io { .. }));
         std::fs::write(&path, r#"{"permissions":{"allow":["Read("]}}"#).unwrap();
         let e = Settings::load(&path).unwrap_err().to_string();
-        assert!(
-            e.contains("settings.json") && e.contains("permissions.allow[0]"),
-            "{e}"
-        );
+        assert!(e.contains("settings.json") && e.contains("permissions.allow[0]"), "{e}");
         std::fs::write(&path, r#"{"permissions":{"allow":["Read"]}}"#).unwrap();
         assert_eq!(Settings::load(&path).unwrap().permissions.allow, ["Read"]);
     }

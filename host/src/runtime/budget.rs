@@ -55,11 +55,7 @@ pub(crate) struct ScriptClock {
 impl ScriptClock {
     pub(crate) fn start() -> Self {
         let now = Instant::now();
-        Self {
-            used: Duration::ZERO,
-            running_since: Some(now),
-            wall_start: now,
-        }
+        Self { used: Duration::ZERO, running_since: Some(now), wall_start: now }
     }
 
     /// Stop counting (an inner call started and none was in flight).
@@ -137,20 +133,11 @@ mod tests {
     fn budgets_are_checked_in_order() {
         let c = ScriptClock::start();
         let cancel = CancelToken::new();
-        let b = Budget {
-            script: Duration::ZERO,
-            wall: Duration::from_secs(60),
-        };
+        let b = Budget { script: Duration::ZERO, wall: Duration::from_secs(60) };
         assert_eq!(c.check(&b, &cancel), Some(StopReason::ScriptBudget));
         cancel.cancel();
         assert_eq!(c.check(&b, &cancel), Some(StopReason::Cancelled));
-        let b = Budget {
-            script: Duration::from_secs(60),
-            wall: Duration::ZERO,
-        };
-        assert_eq!(
-            c.check(&b, &CancelToken::new()),
-            Some(StopReason::WallClock)
-        );
+        let b = Budget { script: Duration::from_secs(60), wall: Duration::ZERO };
+        assert_eq!(c.check(&b, &CancelToken::new()), Some(StopReason::WallClock));
     }
 }

@@ -23,11 +23,7 @@ pub(crate) struct ConsoleBuffer {
 
 impl ConsoleBuffer {
     pub(crate) fn new(budget: usize) -> Self {
-        Self {
-            out: ConsoleOutput::default(),
-            used: 0,
-            budget,
-        }
+        Self { out: ConsoleOutput::default(), used: 0, budget }
     }
 
     /// Append guest output, honouring the budget; one notice when it runs out.
@@ -36,11 +32,7 @@ impl ConsoleBuffer {
             return;
         }
         let room = self.budget - self.used;
-        let take = if text.len() <= room {
-            text
-        } else {
-            &text[..floor_char_boundary(text, room)]
-        };
+        let take = if text.len() <= room { text } else { &text[..floor_char_boundary(text, room)] };
         self.used += take.len();
         if stderr {
             self.out.stderr.push_str(take);
@@ -92,12 +84,7 @@ mod tests {
         let out = c.take();
         assert_eq!(out.stdout, "hello worl");
         assert!(out.truncated);
-        assert_eq!(
-            out.stderr
-                .matches("console output exceeded 10 bytes")
-                .count(),
-            1
-        );
+        assert_eq!(out.stderr.matches("console output exceeded 10 bytes").count(), 1);
         assert!(!out.stderr.contains("more"));
     }
 

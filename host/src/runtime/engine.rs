@@ -8,10 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, Store,
-    UpdateDeadline,
-};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, Store, UpdateDeadline};
 
 use super::bindings::{Guest, GuestPre};
 use super::host::{HostState, Killed};
@@ -60,18 +57,12 @@ impl Default for EngineOptions {
 /// `WREPL_CACHE_DIR=""` disables the cache.
 pub fn default_cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("WREPL_CACHE_DIR") {
-        return if d.is_empty() {
-            None
-        } else {
-            Some(PathBuf::from(d))
-        };
+        return if d.is_empty() { None } else { Some(PathBuf::from(d)) };
     }
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d).join("wrepl"));
     }
-    std::env::var_os("HOME")
-        .filter(|d| !d.is_empty())
-        .map(|h| PathBuf::from(h).join(".cache/wrepl"))
+    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache/wrepl"))
 }
 
 struct Ticker {
@@ -95,9 +86,7 @@ pub struct SandboxEngine {
 
 impl std::fmt::Debug for SandboxEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SandboxEngine")
-            .field("options", &self.options)
-            .finish_non_exhaustive()
+        f.debug_struct("SandboxEngine").field("options", &self.options).finish_non_exhaustive()
     }
 }
 
@@ -153,12 +142,7 @@ impl SandboxEngine {
                 })
                 .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch ticker: {e}")))?;
         }
-        Ok(Self {
-            engine,
-            pre,
-            options,
-            _ticker: Ticker { stop },
-        })
+        Ok(Self { engine, pre, options, _ticker: Ticker { stop } })
     }
 
     pub(crate) fn pre(&self) -> &GuestPre<HostState> {
@@ -192,18 +176,10 @@ fn cache_key(engine: &Engine, component: &[u8]) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     component.hash(&mut h);
     engine.precompile_compatibility_hash().hash(&mut h);
-    format!(
-        "guest-{}-{:016x}.cwasm",
-        env!("CARGO_PKG_VERSION"),
-        h.finish()
-    )
+    format!("guest-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())
 }
 
-fn load_component(
-    engine: &Engine,
-    bytes: &[u8],
-    cache: Option<&PathBuf>,
-) -> Result<Component, RuntimeError> {
+fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&PathBuf>) -> Result<Component, RuntimeError> {
     let path = cache.map(|d| d.join(cache_key(engine, bytes)));
     if let Some(p) = &path {
         if p.is_file() {
@@ -215,8 +191,7 @@ fn load_component(
             }
         }
     }
-    let component =
-        Component::new(engine, bytes).map_err(|e| RuntimeError::Component(format!("{e:#}")))?;
+    let component = Component::new(engine, bytes).map_err(|e| RuntimeError::Component(format!("{e:#}")))?;
     if let Some(p) = &path {
         // Best effort: a read-only or missing cache directory only costs time.
         if let Ok(ser) = component.serialize() {

@@ -38,10 +38,7 @@ pub struct CallFailure {
 impl CallFailure {
     /// Build a failure of `kind` with `message`.
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            kind: kind.into(),
-            message: message.into(),
-        }
+        Self { kind: kind.into(), message: message.into() }
     }
 }
 
@@ -62,10 +59,7 @@ pub struct NoTools;
 
 impl CallHandler for NoTools {
     fn start(&self, tool: &str, _input: &str) -> Result<CallFuture, CallFailure> {
-        Err(CallFailure::new(
-            "unknown-tool",
-            format!("no tool named {tool:?} is available in this sandbox"),
-        ))
+        Err(CallFailure::new("unknown-tool", format!("no tool named {tool:?} is available in this sandbox")))
     }
 }
 
@@ -95,10 +89,7 @@ thread_local! {
 
 impl Ambient for SystemAmbient {
     fn now_us(&self) -> f64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros() as f64)
-            .unwrap_or(0.0)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as f64).unwrap_or(0.0)
     }
     fn random_u64(&self) -> u64 {
         // splitmix64 over a per-thread OS-seeded state
@@ -131,24 +122,14 @@ pub(crate) struct Limits {
 }
 
 impl wasmtime::ResourceLimiter for Limits {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         let ok = desired <= self.max_memory;
         if ok {
             self.peak = self.peak.max(desired);
         }
         Ok(ok)
     }
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         Ok(desired <= 1_000_000)
     }
 }
@@ -191,10 +172,7 @@ pub(crate) struct HostState {
 impl HostState {
     pub(crate) fn new(options: &SandboxOptions, engine: &EngineOptions) -> Self {
         Self {
-            limits: Limits {
-                max_memory: engine.max_linear_memory,
-                peak: 0,
-            },
+            limits: Limits { max_memory: engine.max_linear_memory, peak: 0 },
             handler: options.handler.clone(),
             ambient: options.ambient.clone(),
             running: FuturesUnordered::new(),
@@ -203,10 +181,7 @@ impl HostState {
             timers: BTreeSet::new(),
             timer_at: HashMap::new(),
             clock: ScriptClock::start(),
-            budget: Budget {
-                script: Duration::from_secs(30),
-                wall: Duration::from_secs(600),
-            },
+            budget: Budget { script: Duration::from_secs(30), wall: Duration::from_secs(600) },
             cancel: CancelToken::new(),
             active: false,
             stop: None,
@@ -298,15 +273,9 @@ impl HostState {
                 ),
             }),
             Ok(json) => Ok(json),
-            Err(f) => Err(types::CallError {
-                kind: f.kind,
-                message: cap_message(f.message),
-            }),
+            Err(f) => Err(types::CallError { kind: f.kind, message: cap_message(f.message) }),
         };
-        Some(types::Completion::Call(types::CallDone {
-            id: done.id,
-            outcome,
-        }))
+        Some(types::Completion::Call(types::CallDone { id: done.id, outcome }))
     }
 
     fn pop_due_timer(&mut self, now: Instant) -> Option<u32> {
@@ -336,36 +305,25 @@ fn cap_message(mut m: String) -> String {
 }
 
 fn call_error(kind: &str, message: String) -> types::CallError {
-    types::CallError {
-        kind: kind.into(),
-        message,
-    }
+    types::CallError { kind: kind.into(), message }
 }
 
 impl types::Host for HostState {}
 
 impl calls::Host for HostState {
-    fn start_call(
-        &mut self,
-        tool: String,
-        input: String,
-    ) -> wasmtime::Result<Result<u32, types::CallError>> {
+    fn start_call(&mut self, tool: String, input: String) -> wasmtime::Result<Result<u32, types::CallError>> {
         if !self.active {
-            return Ok(Err(call_error(
-                "aborted",
-                "no evaluation is running; inner calls cannot start".into(),
-            )));
+            return Ok(Err(call_error("aborted", "no evaluation is running; inner calls cannot start".into())));
         }
         if self.stop.is_some() {
-            return Ok(Err(call_error(
-                "aborted",
-                "the evaluation is stopping; no new inner calls may start".into(),
-            )));
+            return Ok(Err(call_error("aborted", "the evaluation is stopping; no new inner calls may start".into())));
         }
         if self.in_flight.len() >= MAX_CALLS_IN_FLIGHT {
             return Ok(Err(call_error(
                 "limit",
-                format!("too many inner calls in flight (limit {MAX_CALLS_IN_FLIGHT}); await some before starting more"),
+                format!(
+                    "too many inner calls in flight (limit {MAX_CALLS_IN_FLIGHT}); await some before starting more"
+                ),
             )));
         }
         if input.len() > MAX_CALL_INPUT_BYTES {
@@ -380,30 +338,17 @@ impl calls::Host for HostState {
         }
         let fut = match self.handler.start(&tool, &input) {
             Ok(f) => f,
-            Err(f) => {
-                return Ok(Err(types::CallError {
-                    kind: f.kind,
-                    message: cap_message(f.message),
-                }))
-            }
+            Err(f) => return Ok(Err(types::CallError { kind: f.kind, message: cap_message(f.message) })),
         };
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
         let (abort, registration) = AbortHandle::new_pair();
         let fut = Abortable::new(fut, registration);
-        self.running.push(Box::pin(async move {
-            fut.await.ok().map(|result| Done { id, result })
-        }));
+        self.running.push(Box::pin(async move { fut.await.ok().map(|result| Done { id, result }) }));
         if self.in_flight.is_empty() {
             self.clock.pause();
         }
-        self.in_flight.insert(
-            id,
-            InFlight {
-                tool: truncate_name(&tool),
-                abort,
-            },
-        );
+        self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
         Ok(Ok(id))
     }
 
@@ -468,13 +413,8 @@ impl host::Host for HostState {
         Ok(self.ambient.random_u64())
     }
 
-    fn console_write(
-        &mut self,
-        target: types::ConsoleStream,
-        text: String,
-    ) -> wasmtime::Result<()> {
-        self.console
-            .write(matches!(target, types::ConsoleStream::Stderr), &text);
+    fn console_write(&mut self, target: types::ConsoleStream, text: String) -> wasmtime::Result<()> {
+        self.console.write(matches!(target, types::ConsoleStream::Stderr), &text);
         Ok(())
     }
 

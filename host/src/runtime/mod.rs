@@ -139,16 +139,10 @@ pub enum Fault {
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Fault::Unresponsive(r) => write!(
-                f,
-                "the script did not stop after its {} and was killed",
-                stop_text(*r)
-            ),
+            Fault::Unresponsive(r) => write!(f, "the script did not stop after its {} and was killed", stop_text(*r)),
             Fault::OutOfFuel => f.write_str("the instruction (fuel) budget was exhausted"),
             Fault::StackOverflow => f.write_str("the guest's native stack was exhausted"),
-            Fault::OutOfMemory => {
-                f.write_str("the guest ran out of memory (linear memory cap reached)")
-            }
+            Fault::OutOfMemory => f.write_str("the guest ran out of memory (linear memory cap reached)"),
             Fault::Trap(m) => write!(f, "the guest trapped: {m}"),
         }
     }
@@ -196,23 +190,16 @@ pub struct Sandbox {
 
 impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox")
-            .field("poisoned", &self.poisoned)
-            .finish_non_exhaustive()
+        f.debug_struct("Sandbox").field("poisoned", &self.poisoned).finish_non_exhaustive()
     }
 }
 
 impl Sandbox {
     /// Instantiate a fresh guest and initialise its JavaScript runtime.
-    pub async fn new(
-        engine: &SandboxEngine,
-        options: SandboxOptions,
-    ) -> Result<Self, RuntimeError> {
+    pub async fn new(engine: &SandboxEngine, options: SandboxOptions) -> Result<Self, RuntimeError> {
         let mut store = engine.new_store(HostState::new(&options, engine.options()));
         if engine.options().fuel {
-            store
-                .set_fuel(u64::MAX)
-                .map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
+            store.set_fuel(u64::MAX).map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
         }
         let guest = engine
             .pre()
@@ -225,31 +212,16 @@ impl Sandbox {
             tools: options
                 .tools
                 .iter()
-                .map(|t| types::ToolBinding {
-                    name: t.name.clone(),
-                    global: t.global.clone(),
-                })
+                .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
                 .collect(),
         };
-        store.data_mut().begin_eval(
-            Budget {
-                script: Duration::from_secs(10),
-                wall: Duration::from_secs(20),
-            },
-            CancelToken::new(),
-        );
-        let init = guest
-            .wrepl_sandbox_repl()
-            .call_init(&mut store, &config)
-            .await;
+        store
+            .data_mut()
+            .begin_eval(Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) }, CancelToken::new());
+        let init = guest.wrepl_sandbox_repl().call_init(&mut store, &config).await;
         store.data_mut().end_eval();
         match init {
-            Ok(Ok(())) => Ok(Self {
-                store,
-                guest,
-                poisoned: None,
-                fuel: engine.options().fuel,
-            }),
+            Ok(Ok(())) => Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel }),
             Ok(Err(msg)) => Err(RuntimeError::GuestInit(msg)),
             Err(e) => Err(RuntimeError::GuestInit(format!("{e:#}"))),
         }
@@ -270,21 +242,13 @@ impl Sandbox {
             let _ = self.store.set_fuel(req.fuel.unwrap_or(u64::MAX));
         }
         self.store.set_epoch_deadline(1);
-        self.store
-            .data_mut()
-            .begin_eval(req.budget, req.cancel.clone());
-        let result = self
-            .guest
-            .wrepl_sandbox_repl()
-            .call_eval(&mut self.store, &req.script)
-            .await;
+        self.store.data_mut().begin_eval(req.budget, req.cancel.clone());
+        let result = self.guest.wrepl_sandbox_repl().call_eval(&mut self.store, &req.script).await;
         let state = self.store.data_mut();
         let stop = state.stop_reason();
         let (console, abandoned, script_time, wall_time) = state.end_eval();
         match result {
-            Ok(outcome) => {
-                EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time)
-            }
+            Ok(outcome) => EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time),
             Err(e) => {
                 let fault = classify_trap(&e, stop);
                 self.poisoned = Some(fault.clone());
@@ -314,9 +278,7 @@ fn classify_trap(e: &wasmtime::Error, stop: Option<StopReason>) -> Fault {
         match trap {
             wasmtime::Trap::OutOfFuel => return Fault::OutOfFuel,
             wasmtime::Trap::StackOverflow => return Fault::StackOverflow,
-            wasmtime::Trap::Interrupt => {
-                return Fault::Unresponsive(stop.unwrap_or(StopReason::ScriptBudget))
-            }
+            wasmtime::Trap::Interrupt => return Fault::Unresponsive(stop.unwrap_or(StopReason::ScriptBudget)),
             _ => {}
         }
     }
@@ -357,22 +319,14 @@ impl EvalReport {
         script_time: Duration,
         wall_time: Duration,
     ) -> Self {
-        let stopped = if o.interrupted {
-            Some(stop.unwrap_or(StopReason::Cancelled))
-        } else {
-            None
-        };
+        let stopped = if o.interrupted { Some(stop.unwrap_or(StopReason::Cancelled)) } else { None };
         Self {
             value_json: o.value_json,
             text: o.text,
             error: if o.interrupted {
                 None
             } else {
-                o.error.map(|e| ScriptError {
-                    name: e.name,
-                    message: e.message,
-                    stack: e.stack,
-                })
+                o.error.map(|e| ScriptError { name: e.name, message: e.message, stack: e.stack })
             },
             stopped,
             fault: None,

@@ -13,9 +13,7 @@
 //! Edits are splices at AST spans, so line numbers in errors stay right.
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::{
-    CallExpression, Expression, ImportExpression, ImportMeta, Statement, VariableDeclarationKind,
-};
+use oxc_ast::ast::{CallExpression, Expression, ImportExpression, ImportMeta, Statement, VariableDeclarationKind};
 use oxc_ast_visit::{walk, Visit};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_span::{GetSpan, SourceType};
@@ -31,10 +29,7 @@ pub struct ScriptLimits {
 
 impl Default for ScriptLimits {
     fn default() -> Self {
-        Self {
-            max_bytes: 1 << 20,
-            max_nesting: 1000,
-        }
+        Self { max_bytes: 1 << 20, max_nesting: 1000 }
     }
 }
 
@@ -95,16 +90,10 @@ impl ScriptRejected {
 /// Transform REPL input into the script the guest evaluates.
 pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptRejected> {
     if code.len() > limits.max_bytes {
-        return Err(ScriptRejected::TooLarge {
-            len: code.len(),
-            limit: limits.max_bytes,
-        });
+        return Err(ScriptRejected::TooLarge { len: code.len(), limit: limits.max_bytes });
     }
     // Fast path: nothing to rewrite and nothing that could load a module.
-    if !mentions_any(
-        code,
-        &["let", "const", "class", "import", "export", "require"],
-    ) {
+    if !mentions_any(code, &["let", "const", "class", "import", "export", "require"]) {
         return Ok(code.to_string());
     }
     check_nesting(code, limits.max_nesting)?;
@@ -129,11 +118,7 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
         .spawn(move || transform(&owned));
     match worker {
         Ok(handle) => handle.join().unwrap_or_else(|_| Err(parser_failed())),
-        Err(e) => Err(ScriptRejected::Syntax {
-            message: format!("cannot start the parser: {e}"),
-            line: 1,
-            column: 1,
-        }),
+        Err(e) => Err(ScriptRejected::Syntax { message: format!("cannot start the parser: {e}"), line: 1, column: 1 }),
     }
 }
 
@@ -149,17 +134,10 @@ const WORKER_STACK_BYTES: usize = 64 << 20;
 const LARGE_STACK_BYTES: usize = 1 << 30;
 
 fn parser_failed() -> ScriptRejected {
-    ScriptRejected::Syntax {
-        message: "the parser failed on this code".into(),
-        line: 1,
-        column: 1,
-    }
+    ScriptRejected::Syntax { message: "the parser failed on this code".into(), line: 1, column: 1 }
 }
 
-type ParseJob = (
-    String,
-    std::sync::mpsc::SyncSender<Result<String, ScriptRejected>>,
-);
+type ParseJob = (String, std::sync::mpsc::SyncSender<Result<String, ScriptRejected>>);
 
 /// Parse on the long-lived parser thread; `None` if it is unavailable.
 fn worker_transform(code: &str) -> Option<Result<String, ScriptRejected>> {
@@ -172,8 +150,7 @@ fn worker_transform(code: &str) -> Option<Result<String, ScriptRejected>> {
             .stack_size(WORKER_STACK_BYTES)
             .spawn(move || {
                 for (code, reply) in rx {
-                    let r = std::panic::catch_unwind(|| transform(&code))
-                        .unwrap_or_else(|_| Err(parser_failed()));
+                    let r = std::panic::catch_unwind(|| transform(&code)).unwrap_or_else(|_| Err(parser_failed()));
                     let _ = reply.send(r);
                 }
             })
@@ -200,11 +177,7 @@ fn check_nesting(code: &str, limit: usize) -> Result<(), ScriptRejected> {
     let mut run = 0usize; // consecutive operator-ish tokens without an operand
     let mut line = 1usize;
     let mut i = 0usize;
-    let too_deep = |d: usize, line: usize| ScriptRejected::TooDeep {
-        depth: d,
-        line,
-        limit,
-    };
+    let too_deep = |d: usize, line: usize| ScriptRejected::TooDeep { depth: d, line, limit };
     while i < b.len() {
         let c = b[i];
         match c {
@@ -250,8 +223,7 @@ fn check_nesting(code: &str, limit: usize) -> Result<(), ScriptRejected> {
                 run = 0;
                 i += 1;
             }
-            b'!' | b'~' | b'-' | b'+' | b'?' | b':' | b'=' | b'*' | b'>' | b'<' | b'&' | b'|'
-            | b'^' | b'%' | b'/' => {
+            b'!' | b'~' | b'-' | b'+' | b'?' | b':' | b'=' | b'*' | b'>' | b'<' | b'&' | b'|' | b'^' | b'%' | b'/' => {
                 run += 1;
                 if depth + run > limit {
                     return Err(too_deep(depth + run, line));
@@ -261,15 +233,13 @@ fn check_nesting(code: &str, limit: usize) -> Result<(), ScriptRejected> {
             c if c.is_ascii_whitespace() => i += 1,
             c if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
                 let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$')
-                {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
                     i += 1;
                 }
                 // Prefix keywords chain like operators (`typeof typeof x`,
                 // `new new X`, `await await p`, `else if` ladders).
                 match &code[start..i] {
-                    "typeof" | "void" | "delete" | "await" | "new" | "yield" | "if" | "else"
-                    | "async" => {
+                    "typeof" | "void" | "delete" | "await" | "new" | "yield" | "if" | "else" | "async" => {
                         run += 1;
                         if depth + run > limit {
                             return Err(too_deep(depth + run, line));
@@ -291,12 +261,7 @@ fn line_col(code: &str, offset: u32) -> (usize, usize) {
     let off = (offset as usize).min(code.len());
     let before = &code[..floor_boundary(code, off)];
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
     (line, col)
 }
 
@@ -347,28 +312,15 @@ struct Splice {
 
 fn transform(code: &str) -> Result<String, ScriptRejected> {
     let allocator = Allocator::default();
-    let options = ParseOptions {
-        allow_return_outside_function: false,
-        ..ParseOptions::default()
-    };
-    let parsed = Parser::new(&allocator, code, SourceType::unambiguous())
-        .with_options(options)
-        .parse();
+    let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
     if let Some(d) = parsed.diagnostics.first() {
         let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
         let (line, column) = line_col(code, offset);
-        return Err(ScriptRejected::Syntax {
-            message: d.message.to_string(),
-            line,
-            column,
-        });
+        return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
     }
     if parsed.panicked {
-        return Err(ScriptRejected::Syntax {
-            message: "the code could not be parsed".into(),
-            line: 1,
-            column: 1,
-        });
+        return Err(ScriptRejected::Syntax { message: "the code could not be parsed".into(), line: 1, column: 1 });
     }
     let program = &parsed.program;
     let mut scan = SealedScan { code, found: None };
@@ -396,11 +348,7 @@ fn transform(code: &str) -> Result<String, ScriptRejected> {
                     _ => continue,
                 };
                 let start = decl.span.start as usize;
-                splices.push(Splice {
-                    at: start,
-                    remove: keyword,
-                    insert: "var".into(),
-                });
+                splices.push(Splice { at: start, remove: keyword, insert: "var".into() });
                 if decl.kind == VariableDeclarationKind::Let {
                     // `let x;` in a later eval re-declares x as undefined.
                     for d in &decl.declarations {
@@ -417,16 +365,8 @@ fn transform(code: &str) -> Result<String, ScriptRejected> {
             Statement::ClassDeclaration(class) => {
                 let Some(id) = &class.id else { continue };
                 let start = class.span.start as usize;
-                splices.push(Splice {
-                    at: start,
-                    remove: 0,
-                    insert: format!("var {} = ", id.name),
-                });
-                splices.push(Splice {
-                    at: class.span.end as usize,
-                    remove: 0,
-                    insert: ";".into(),
-                });
+                splices.push(Splice { at: start, remove: 0, insert: format!("var {} = ", id.name) });
+                splices.push(Splice { at: class.span.end as usize, remove: 0, insert: ";".into() });
             }
             _ => {}
         }
@@ -459,14 +399,8 @@ mod tests {
         assert_eq!(p("let x = 41").unwrap(), "var x = 41");
         assert_eq!(p("const a = 1; a").unwrap(), "var a = 1; a");
         assert_eq!(p("let y;").unwrap(), "var y = void 0;");
-        assert_eq!(
-            p("let {a, b: [c]} = o, d").unwrap(),
-            "var {a, b: [c]} = o, d = void 0"
-        );
-        assert_eq!(
-            p("class A { m() { return 1 } }\n(1)").unwrap(),
-            "var A = class A { m() { return 1 } };\n(1)"
-        );
+        assert_eq!(p("let {a, b: [c]} = o, d").unwrap(), "var {a, b: [c]} = o, d = void 0");
+        assert_eq!(p("class A { m() { return 1 } }\n(1)").unwrap(), "var A = class A { m() { return 1 } };\n(1)");
     }
 
     #[test]
@@ -538,14 +472,9 @@ mod tests {
         // them at the largest accepted size.
         let limits = ScriptLimits::default();
         let max = limits.max_bytes - 16;
-        for (unit, tail) in [
-            ("a ? b : ", "c"),
-            ("x => ", "1"),
-            ("a + ", "1"),
-            ("a = ", "1"),
-            ("a ** ", "2"),
-            ("a.b", ""),
-        ] {
+        for (unit, tail) in
+            [("a ? b : ", "c"), ("x => ", "1"), ("a + ", "1"), ("a = ", "1"), ("a ** ", "2"), ("a.b", "")]
+        {
             let code = format!("let v = {}{tail}", unit.repeat(max / unit.len()));
             assert!(code.len() <= limits.max_bytes);
             // Accepted or refused, but never a crash.

@@ -41,19 +41,14 @@ const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4 + 8;
 // Shared helpers (also used by the search tools).
 
 /// Run blocking filesystem work on tokio's blocking pool.
-pub(crate) async fn run_blocking<F>(
-    cancel: &CancellationToken,
-    f: F,
-) -> Result<ToolOutput, ToolError>
+pub(crate) async fn run_blocking<F>(cancel: &CancellationToken, f: F) -> Result<ToolOutput, ToolError>
 where
     F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
 {
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ToolError::Failed(format!("the tool task failed: {e}")))?
+    tokio::task::spawn_blocking(f).await.map_err(|e| ToolError::Failed(format!("the tool task failed: {e}")))?
 }
 
 /// The error a cancelled call returns.
@@ -63,8 +58,7 @@ pub(crate) fn cancelled() -> ToolError {
 
 /// A required string field.
 pub(crate) fn req_str<'a>(input: &'a Value, key: &str) -> Result<&'a str, ToolError> {
-    str_field(input, key)
-        .ok_or_else(|| ToolError::InvalidInput(format!("`{key}` must be a string")))
+    str_field(input, key).ok_or_else(|| ToolError::InvalidInput(format!("`{key}` must be a string")))
 }
 
 /// An optional string field (`null` counts as absent).
@@ -81,9 +75,7 @@ pub(crate) fn opt_bool(input: &Value, key: &str) -> Result<Option<bool>, ToolErr
     match input.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(ToolError::InvalidInput(format!(
-            "`{key}` must be a boolean"
-        ))),
+        Some(_) => Err(ToolError::InvalidInput(format!("`{key}` must be a boolean"))),
     }
 }
 
@@ -123,11 +115,7 @@ pub(crate) fn cut_line(line: &str, total_bytes: usize) -> Cow<'_, str> {
         None if total_bytes <= line.len() => Cow::Borrowed(line),
         cut => {
             let end = cut.map_or(line.len(), |(i, _)| i);
-            Cow::Owned(format!(
-                "{}… [line truncated: {} bytes]",
-                &line[..end],
-                total_bytes.max(line.len())
-            ))
+            Cow::Owned(format!("{}… [line truncated: {} bytes]", &line[..end], total_bytes.max(line.len())))
         }
     }
 }
@@ -161,10 +149,7 @@ fn file_metadata(ws: &Workspace, r: &Resolved) -> Result<cap_std::fs::Metadata, 
         return Err(is_a_directory(r));
     }
     if !meta.is_file() {
-        return Err(ToolError::InvalidInput(format!(
-            "{} is not a regular file",
-            r.abs.display()
-        )));
+        return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.abs.display())));
     }
     Ok(meta)
 }
@@ -242,9 +227,7 @@ impl Tool for Read {
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "file_path")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default()
+        str_field(input, "file_path").map(|s| vec![s.to_string()]).unwrap_or_default()
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
@@ -253,10 +236,7 @@ impl Tool for Read {
             let offset = opt_uint(&input, "offset", 1)?;
             let limit = opt_uint(&input, "limit", 1)?;
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || {
-                read_file(&ctx.workspace, &ctx.cwd, &path, offset, limit, &cancel)
-            })
-            .await
+            run_blocking(&ctx.cancel, move || read_file(&ctx.workspace, &ctx.cwd, &path, offset, limit, &cancel)).await
         })
     }
 }
@@ -304,10 +284,7 @@ fn read_file(
     let shown = show(&r.abs);
 
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    (&mut file)
-        .take(SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| map_io(&r, e))?;
+    (&mut file).take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(|e| map_io(&r, e))?;
 
     let media = |max: u64, what: &str| -> Result<Vec<u8>, ToolError> {
         if len > max {
@@ -321,8 +298,8 @@ fn read_file(
         Kind::Image(mime) => {
             let mut data = media(MAX_IMAGE_BYTES, "image")?;
             data.extend_from_slice(&head);
-            let more = read_bounded(&mut file, &mut data, MAX_IMAGE_BYTES - head.len() as u64)
-                .map_err(|e| map_io(&r, e))?;
+            let more =
+                read_bounded(&mut file, &mut data, MAX_IMAGE_BYTES - head.len() as u64).map_err(|e| map_io(&r, e))?;
             if more || data.len() as u64 > MAX_IMAGE_BYTES {
                 return Err(ToolError::InvalidInput(format!("{shown} grew past {MAX_IMAGE_BYTES} bytes")));
             }
@@ -335,8 +312,8 @@ fn read_file(
         Kind::Pdf => {
             let mut data = media(MAX_PDF_BYTES, "PDF")?;
             data.extend_from_slice(&head);
-            let more = read_bounded(&mut file, &mut data, MAX_PDF_BYTES - head.len() as u64)
-                .map_err(|e| map_io(&r, e))?;
+            let more =
+                read_bounded(&mut file, &mut data, MAX_PDF_BYTES - head.len() as u64).map_err(|e| map_io(&r, e))?;
             if more {
                 return Err(ToolError::InvalidInput(format!("{shown} grew past {MAX_PDF_BYTES} bytes")));
             }
@@ -435,11 +412,7 @@ fn select_lines(
             keep.clear();
             line_bytes = 0;
             tail = (0, 0);
-            if selecting
-                && sel.total >= start
-                && sel.total <= end
-                && sel.content.len() as u64 >= MAX_TEXT_BYTES
-            {
+            if selecting && sel.total >= start && sel.total <= end && sel.content.len() as u64 >= MAX_TEXT_BYTES {
                 sel.capped = true;
                 selecting = false;
             }
@@ -450,8 +423,7 @@ fn select_lines(
             if piece.len() > room {
                 sel.capped = true;
             }
-            sel.content
-                .extend_from_slice(&piece[..piece.len().min(room)]);
+            sel.content.extend_from_slice(&piece[..piece.len().min(room)]);
             let krem = LINE_KEEP_BYTES.saturating_sub(keep.len());
             keep.extend_from_slice(&piece[..piece.len().min(krem)]);
             line_bytes += piece.len();
@@ -480,11 +452,7 @@ fn select_lines(
 
 fn render_text(shown: &str, start: u64, sel: Selection) -> ToolOutput {
     let num = sel.lines.len() as u64;
-    let last = if num == 0 {
-        start.saturating_sub(1)
-    } else {
-        start + num - 1
-    };
+    let last = if num == 0 { start.saturating_sub(1) } else { start + num - 1 };
     let truncated = sel.capped || last < sel.total;
     let value = json!({
         "type": "text",
@@ -498,10 +466,7 @@ fn render_text(shown: &str, start: u64, sel: Selection) -> ToolOutput {
     let text = if sel.total == 0 {
         format!("({shown} is empty)")
     } else if num == 0 {
-        format!(
-            "({shown} has {} lines; offset {start} is past the end)",
-            sel.total
-        )
+        format!("({shown} has {} lines; offset {start} is past the end)", sel.total)
     } else {
         let mut t = String::new();
         for (n, line) in &sel.lines {
@@ -566,38 +531,25 @@ impl Tool for Write {
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "file_path")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default()
+        str_field(input, "file_path").map(|s| vec![s.to_string()]).unwrap_or_default()
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
         Box::pin(async move {
             let path = req_str(&input, "file_path")?.to_string();
             let content = req_str(&input, "content")?.to_string();
-            run_blocking(&ctx.cancel, move || {
-                write_file(&ctx.workspace, &ctx.cwd, &path, &content)
-            })
-            .await
+            run_blocking(&ctx.cancel, move || write_file(&ctx.workspace, &ctx.cwd, &path, &content)).await
         })
     }
 }
 
-fn write_file(
-    ws: &Workspace,
-    cwd: &Path,
-    path: &str,
-    content: &str,
-) -> Result<ToolOutput, ToolError> {
+fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<ToolOutput, ToolError> {
     let r = resolve_file(ws, cwd, path)?;
     let dir = ws.dir(r.root);
     let created = match dir.metadata(&r.rel) {
         Ok(m) if m.is_dir() => return Err(is_a_directory(&r)),
         Ok(m) if !m.is_file() => {
-            return Err(ToolError::InvalidInput(format!(
-                "{} is not a regular file",
-                r.abs.display()
-            )))
+            return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.abs.display())))
         }
         Ok(_) => false,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
@@ -613,19 +565,11 @@ fn write_file(
             map_io(&pr, e)
         })?;
     }
-    dir.write(&r.rel, content.as_bytes())
-        .map_err(|e| map_io(&r, e))?;
+    dir.write(&r.rel, content.as_bytes()).map_err(|e| map_io(&r, e))?;
     let shown = show(&r.abs);
     let n = content.len();
-    let text = if created {
-        format!("Created {shown} ({n} bytes)")
-    } else {
-        format!("Overwrote {shown} ({n} bytes)")
-    };
-    Ok(ToolOutput::new(
-        json!({"file_path": shown, "bytes": n, "created": created}),
-        text,
-    ))
+    let text = if created { format!("Created {shown} ({n} bytes)") } else { format!("Overwrote {shown} ({n} bytes)") };
+    Ok(ToolOutput::new(json!({"file_path": shown, "bytes": n, "created": created}), text))
 }
 
 // ---------------------------------------------------------------------------
@@ -673,9 +617,7 @@ impl Tool for Edit {
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "file_path")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default()
+        str_field(input, "file_path").map(|s| vec![s.to_string()]).unwrap_or_default()
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
@@ -694,10 +636,7 @@ impl Tool for Edit {
                     "old_string and new_string are identical; there is nothing to change".into(),
                 ));
             }
-            run_blocking(&ctx.cancel, move || {
-                edit_file(&ctx.workspace, &ctx.cwd, &path, &old, &new, all)
-            })
-            .await
+            run_blocking(&ctx.cancel, move || edit_file(&ctx.workspace, &ctx.cwd, &path, &old, &new, all)).await
         })
     }
 }
@@ -721,14 +660,7 @@ fn find_all(hay: &[u8], needle: &str) -> Vec<usize> {
     out
 }
 
-fn edit_file(
-    ws: &Workspace,
-    cwd: &Path,
-    path: &str,
-    old: &str,
-    new: &str,
-    all: bool,
-) -> Result<ToolOutput, ToolError> {
+fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: bool) -> Result<ToolOutput, ToolError> {
     let r = resolve_file(ws, cwd, path)?;
     let meta = file_metadata(ws, &r)?;
     let shown = show(&r.abs);
@@ -742,20 +674,14 @@ fn edit_file(
     let mut file = dir.open(&r.rel).map_err(|e| map_io(&r, e))?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     if read_bounded(&mut file, &mut bytes, MAX_TEXT_BYTES).map_err(|e| map_io(&r, e))? {
-        return Err(ToolError::InvalidInput(format!(
-            "{shown} grew past {MAX_TEXT_BYTES} bytes"
-        )));
+        return Err(ToolError::InvalidInput(format!("{shown} grew past {MAX_TEXT_BYTES} bytes")));
     }
     drop(file);
 
     let (mut old, mut new) = (Cow::Borrowed(old), Cow::Borrowed(new));
     let mut hits = find_all(&bytes, &old);
     // The caller may have sent `\n` line endings for a CRLF file.
-    if hits.is_empty()
-        && old.contains('\n')
-        && !old.contains('\r')
-        && bytes.windows(2).any(|w| w == b"\r\n")
-    {
+    if hits.is_empty() && old.contains('\n') && !old.contains('\r') && bytes.windows(2).any(|w| w == b"\r\n") {
         let crlf = old.replace('\n', "\r\n");
         let h = find_all(&bytes, &crlf);
         if !h.is_empty() {
@@ -791,15 +717,9 @@ fn edit_file(
     dir.write(&r.rel, &out).map_err(|e| map_io(&r, e))?;
 
     let n = hits.len();
-    let mut text = format!(
-        "Edited {shown}: {n} replacement{}",
-        if n == 1 { "" } else { "s" }
-    );
+    let mut text = format!("Edited {shown}: {n} replacement{}", if n == 1 { "" } else { "s" });
     text.push_str(&snippet(&out, hits[0], new.len()));
-    Ok(ToolOutput::new(
-        json!({"file_path": shown, "replacements": n}),
-        text,
-    ))
+    Ok(ToolOutput::new(json!({"file_path": shown, "replacements": n}), text))
 }
 
 /// A `cat -n` excerpt around the first replacement (which starts at byte
@@ -822,10 +742,7 @@ fn snippet(content: &[u8], at: usize, len: usize) -> String {
             break;
         }
         let text = String::from_utf8_lossy(strip_eol(line));
-        s.push_str(&format!(
-            "{n:>6}\t{}\n",
-            cut_line(&text, strip_eol(line).len())
-        ));
+        s.push_str(&format!("{n:>6}\t{}\n", cut_line(&text, strip_eol(line).len())));
     }
     s.truncate(s.trim_end_matches('\n').len());
     s
@@ -854,11 +771,7 @@ mod tests {
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
         };
-        Env {
-            _dir: dir,
-            root,
-            ctx,
-        }
+        Env { _dir: dir, root, ctx }
     }
 
     async fn call(tool: &dyn Tool, e: &Env, input: Value) -> Result<ToolOutput, ToolError> {
@@ -878,10 +791,7 @@ mod tests {
         }
         assert!(Read.read_only(&json!({})) && Read.idempotent());
         assert!(!Write.read_only(&json!({})) && !Edit.read_only(&json!({})));
-        assert_eq!(
-            Read.input_paths(&json!({"file_path": "a/b"})),
-            vec!["a/b".to_string()]
-        );
+        assert_eq!(Read.input_paths(&json!({"file_path": "a/b"})), vec!["a/b".to_string()]);
     }
 
     #[tokio::test]
@@ -890,61 +800,39 @@ mod tests {
         let body: String = (1..=10).map(|i| format!("line {i}\r\n")).collect();
         std::fs::write(e.root.join("f.txt"), &body).unwrap();
 
-        let out = call(&Read, &e, json!({"file_path": "f.txt"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "f.txt"})).await.unwrap();
         assert_eq!(out.value["content"], body);
         assert_eq!(out.value["totalLines"], 10);
         assert_eq!(out.value["numLines"], 10);
         assert_eq!(out.value["startLine"], 1);
         assert_eq!(out.value["truncated"], false);
         assert_eq!(out.value["file_path"], show(&e.root.join("f.txt")));
-        assert!(
-            out.text.starts_with("     1\tline 1\n     2\tline 2\n"),
-            "{:?}",
-            out.text
-        );
+        assert!(out.text.starts_with("     1\tline 1\n     2\tline 2\n"), "{:?}", out.text);
         assert!(out.text.ends_with("    10\tline 10"));
 
-        let out = call(
-            &Read,
-            &e,
-            json!({"file_path": "f.txt", "offset": 3, "limit": 2}),
-        )
-        .await
-        .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "f.txt", "offset": 3, "limit": 2})).await.unwrap();
         assert_eq!(out.value["content"], "line 3\r\nline 4\r\n");
         assert_eq!(out.value["startLine"], 3);
         assert_eq!(out.value["numLines"], 2);
         assert_eq!(out.value["truncated"], true);
-        assert!(
-            out.text.starts_with("     3\tline 3\n     4\tline 4\n…"),
-            "{}",
-            out.text
-        );
+        assert!(out.text.starts_with("     3\tline 3\n     4\tline 4\n…"), "{}", out.text);
         assert!(out.text.contains("offset=5"));
 
         // Past the end; no trailing newline; long lines cut in the text only.
-        let out = call(&Read, &e, json!({"file_path": "f.txt", "offset": 11}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "f.txt", "offset": 11})).await.unwrap();
         assert_eq!(out.value["numLines"], 0);
         assert_eq!(out.value["content"], "");
         assert!(out.text.contains("past the end"));
         let long = "x".repeat(5000);
         std::fs::write(e.root.join("long.txt"), format!("a\n{long}")).unwrap();
-        let out = call(&Read, &e, json!({"file_path": "long.txt"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "long.txt"})).await.unwrap();
         assert_eq!(out.value["totalLines"], 2);
         assert_eq!(out.value["content"].as_str().unwrap().len(), 5002);
         assert!(out.text.contains("[line truncated: 5000 bytes]"));
         assert!(out.text.len() < 2100);
 
         std::fs::write(e.root.join("empty.txt"), "").unwrap();
-        let out = call(&Read, &e, json!({"file_path": "empty.txt"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "empty.txt"})).await.unwrap();
         assert_eq!(out.value["content"], "");
         assert_eq!(out.value["totalLines"], 0);
         assert!(out.text.contains("empty"));
@@ -955,31 +843,15 @@ mod tests {
         let e = env();
         std::fs::create_dir(e.root.join("d")).unwrap();
         std::fs::write(e.root.join("bin"), b"ab\0cd").unwrap();
-        let err = call(&Read, &e, json!({"file_path": "d"}))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(&err, ToolError::InvalidInput(m) if m.contains("Glob")),
-            "{err:?}"
-        );
-        let err = call(&Read, &e, json!({"file_path": "."}))
-            .await
-            .unwrap_err();
+        let err = call(&Read, &e, json!({"file_path": "d"})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("Glob")), "{err:?}");
+        let err = call(&Read, &e, json!({"file_path": "."})).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)));
-        let err = call(&Read, &e, json!({"file_path": "bin"}))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(&err, ToolError::InvalidInput(m) if m.contains("binary")),
-            "{err:?}"
-        );
-        let err = call(&Read, &e, json!({"file_path": "nope"}))
-            .await
-            .unwrap_err();
+        let err = call(&Read, &e, json!({"file_path": "bin"})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("binary")), "{err:?}");
+        let err = call(&Read, &e, json!({"file_path": "nope"})).await.unwrap_err();
         assert!(matches!(err, ToolError::NotFound(_)));
-        let err = call(&Read, &e, json!({"file_path": "f", "offset": 0}))
-            .await
-            .unwrap_err();
+        let err = call(&Read, &e, json!({"file_path": "f", "offset": 0})).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)));
     }
 
@@ -988,40 +860,26 @@ mod tests {
         let e = env();
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRrest";
         std::fs::write(e.root.join("a.png"), png).unwrap();
-        let out = call(&Read, &e, json!({"file_path": "a.png"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "a.png"})).await.unwrap();
         assert_eq!(out.value["type"], "image");
         assert_eq!(out.value["mime"], "image/png");
         assert_eq!(out.value["bytes"], png.len());
         let data = base64::engine::general_purpose::STANDARD.encode(png);
-        assert_eq!(
-            out.media,
-            vec![Media::Image {
-                mime: "image/png".into(),
-                data
-            }]
-        );
+        assert_eq!(out.media, vec![Media::Image { mime: "image/png".into(), data }]);
 
         std::fs::write(e.root.join("pic.bin"), b"RIFF\x10\0\0\0WEBPVP8 ").unwrap();
-        let out = call(&Read, &e, json!({"file_path": "pic.bin"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "pic.bin"})).await.unwrap();
         assert_eq!(out.value["mime"], "image/webp");
 
         std::fs::write(e.root.join("doc.pdf"), b"%PDF-1.7\n%\xe2\xe3\n").unwrap();
-        let out = call(&Read, &e, json!({"file_path": "doc.pdf"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "doc.pdf"})).await.unwrap();
         assert_eq!(out.value["type"], "pdf");
         assert!(matches!(&out.media[..], [Media::Pdf { .. }]));
 
         let mut big = b"\xFF\xD8\xFF\xE0".to_vec();
         big.resize(MAX_IMAGE_BYTES as usize + 1, 0);
         std::fs::write(e.root.join("big.jpg"), big).unwrap();
-        let err = call(&Read, &e, json!({"file_path": "big.jpg"}))
-            .await
-            .unwrap_err();
+        let err = call(&Read, &e, json!({"file_path": "big.jpg"})).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)));
     }
 
@@ -1032,23 +890,13 @@ mod tests {
         let body = line.repeat((MAX_TEXT_BYTES as usize / line.len()) + 10);
         std::fs::write(e.root.join("big.log"), &body).unwrap();
         let total = body.len() / line.len();
-        let err = call(&Read, &e, json!({"file_path": "big.log"}))
-            .await
-            .unwrap_err();
+        let err = call(&Read, &e, json!({"file_path": "big.log"})).await.unwrap_err();
         assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("offset")));
-        let out = call(
-            &Read,
-            &e,
-            json!({"file_path": "big.log", "offset": total - 1}),
-        )
-        .await
-        .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "big.log", "offset": total - 1})).await.unwrap();
         assert_eq!(out.value["numLines"], 2);
         assert_eq!(out.value["totalLines"], total);
         assert_eq!(out.value["truncated"], false);
-        let out = call(&Read, &e, json!({"file_path": "big.log", "limit": 200_000}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "big.log", "limit": 200_000})).await.unwrap();
         assert_eq!(out.value["truncated"], true);
         assert!(out.value["content"].as_str().unwrap().len() as u64 <= MAX_TEXT_BYTES);
     }
@@ -1058,46 +906,21 @@ mod tests {
         let e = env();
         std::fs::write(e.root.join("f"), "x\n").unwrap();
         e.ctx.cancel.cancel();
-        let err = call(&Read, &e, json!({"file_path": "f"}))
-            .await
-            .unwrap_err();
+        let err = call(&Read, &e, json!({"file_path": "f"})).await.unwrap_err();
         assert!(matches!(err, ToolError::Cancelled(_)));
     }
 
     #[tokio::test]
     async fn write_creates_parents_and_overwrites() {
         let e = env();
-        let out = call(
-            &Write,
-            &e,
-            json!({"file_path": "a/b/c.txt", "content": "hi\n"}),
-        )
-        .await
-        .unwrap();
-        assert_eq!(
-            out.value,
-            json!({"file_path": show(&e.root.join("a/b/c.txt")), "bytes": 3, "created": true})
-        );
-        assert_eq!(
-            std::fs::read_to_string(e.root.join("a/b/c.txt")).unwrap(),
-            "hi\n"
-        );
+        let out = call(&Write, &e, json!({"file_path": "a/b/c.txt", "content": "hi\n"})).await.unwrap();
+        assert_eq!(out.value, json!({"file_path": show(&e.root.join("a/b/c.txt")), "bytes": 3, "created": true}));
+        assert_eq!(std::fs::read_to_string(e.root.join("a/b/c.txt")).unwrap(), "hi\n");
         assert!(out.text.starts_with("Created "));
-        let out = call(
-            &Write,
-            &e,
-            json!({"file_path": "a/b/c.txt", "content": "bye"}),
-        )
-        .await
-        .unwrap();
+        let out = call(&Write, &e, json!({"file_path": "a/b/c.txt", "content": "bye"})).await.unwrap();
         assert_eq!(out.value["created"], false);
-        assert_eq!(
-            std::fs::read_to_string(e.root.join("a/b/c.txt")).unwrap(),
-            "bye"
-        );
-        let err = call(&Write, &e, json!({"file_path": "a/b", "content": "x"}))
-            .await
-            .unwrap_err();
+        assert_eq!(std::fs::read_to_string(e.root.join("a/b/c.txt")).unwrap(), "bye");
+        let err = call(&Write, &e, json!({"file_path": "a/b", "content": "x"})).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)), "{err:?}");
         assert!(e.root.join("a/b").is_dir());
     }
@@ -1107,30 +930,14 @@ mod tests {
         let e = env();
         let f = e.root.join("e.txt");
         std::fs::write(&f, "one two\nfoo\nbar foo\n\u{fffe}end").unwrap();
-        let out = call(
-            &Edit,
-            &e,
-            json!({"file_path": "e.txt", "old_string": "two", "new_string": "2"}),
-        )
-        .await
-        .unwrap();
+        let out = call(&Edit, &e, json!({"file_path": "e.txt", "old_string": "two", "new_string": "2"})).await.unwrap();
         assert_eq!(out.value, json!({"file_path": show(&f), "replacements": 1}));
         assert!(out.text.contains("     1\tone 2"), "{}", out.text);
-        assert_eq!(
-            std::fs::read_to_string(&f).unwrap(),
-            "one 2\nfoo\nbar foo\n\u{fffe}end"
-        );
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "one 2\nfoo\nbar foo\n\u{fffe}end");
 
-        let err = call(
-            &Edit,
-            &e,
-            json!({"file_path": "e.txt", "old_string": "foo", "new_string": "baz"}),
-        )
-        .await
-        .unwrap_err();
-        assert!(
-            matches!(&err, ToolError::InvalidInput(m) if m.contains("2 times") && m.contains("replace_all"))
-        );
+        let err =
+            call(&Edit, &e, json!({"file_path": "e.txt", "old_string": "foo", "new_string": "baz"})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("2 times") && m.contains("replace_all")));
         let out = call(
             &Edit,
             &e,
@@ -1139,37 +946,18 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(out.value["replacements"], 2);
-        assert_eq!(
-            std::fs::read_to_string(&f).unwrap(),
-            "one 2\nbaz\nbar baz\n\u{fffe}end"
-        );
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "one 2\nbaz\nbar baz\n\u{fffe}end");
 
-        let err = call(
-            &Edit,
-            &e,
-            json!({"file_path": "e.txt", "old_string": "nope", "new_string": "x"}),
-        )
-        .await
-        .unwrap_err();
+        let err =
+            call(&Edit, &e, json!({"file_path": "e.txt", "old_string": "nope", "new_string": "x"})).await.unwrap_err();
         assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("not found")));
-        for bad in [
-            json!({"old_string": "", "new_string": "x"}),
-            json!({"old_string": "baz", "new_string": "baz"}),
-        ] {
+        for bad in [json!({"old_string": "", "new_string": "x"}), json!({"old_string": "baz", "new_string": "baz"})] {
             let mut input = bad;
             input["file_path"] = json!("e.txt");
-            assert!(matches!(
-                call(&Edit, &e, input).await,
-                Err(ToolError::InvalidInput(_))
-            ));
+            assert!(matches!(call(&Edit, &e, input).await, Err(ToolError::InvalidInput(_))));
         }
-        let err = call(
-            &Edit,
-            &e,
-            json!({"file_path": "missing", "old_string": "a", "new_string": "b"}),
-        )
-        .await
-        .unwrap_err();
+        let err =
+            call(&Edit, &e, json!({"file_path": "missing", "old_string": "a", "new_string": "b"})).await.unwrap_err();
         assert!(matches!(err, ToolError::NotFound(_)));
     }
 
@@ -1178,13 +966,8 @@ mod tests {
         let e = env();
         let f = e.root.join("w.txt");
         std::fs::write(&f, b"a\r\nb\r\n\xff\xfe tail\r\n").unwrap();
-        let out = call(
-            &Edit,
-            &e,
-            json!({"file_path": "w.txt", "old_string": "a\nb", "new_string": "A\nB"}),
-        )
-        .await
-        .unwrap();
+        let out =
+            call(&Edit, &e, json!({"file_path": "w.txt", "old_string": "a\nb", "new_string": "A\nB"})).await.unwrap();
         assert_eq!(out.value["replacements"], 1);
         assert_eq!(std::fs::read(&f).unwrap(), b"A\r\nB\r\n\xff\xfe tail\r\n");
     }
@@ -1196,8 +979,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), e.root.join("out")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret.txt"), e.root.join("secret"))
-            .unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), e.root.join("secret")).unwrap();
         (e, outside)
     }
 
@@ -1208,40 +990,18 @@ mod tests {
         for p in ["../x", abs_out.as_str(), "secret", "out/secret.txt"] {
             let err = call(&Read, &e, json!({"file_path": p})).await.unwrap_err();
             assert!(matches!(err, ToolError::PathEscape(_)), "Read {p}: {err:?}");
-            let err = call(
-                &Edit,
-                &e,
-                json!({"file_path": p, "old_string": "secret", "new_string": "x"}),
-            )
-            .await
-            .unwrap_err();
+            let err =
+                call(&Edit, &e, json!({"file_path": p, "old_string": "secret", "new_string": "x"})).await.unwrap_err();
             assert!(matches!(err, ToolError::PathEscape(_)), "Edit {p}: {err:?}");
         }
         let abs_new = show(&outside.path().join("new.txt"));
-        for p in [
-            "../x",
-            abs_new.as_str(),
-            "secret",
-            "out/new.txt",
-            "out/sub/new.txt",
-        ] {
-            let err = call(&Write, &e, json!({"file_path": p, "content": "pwned"}))
-                .await
-                .unwrap_err();
-            assert!(
-                matches!(err, ToolError::PathEscape(_)),
-                "Write {p}: {err:?}"
-            );
+        for p in ["../x", abs_new.as_str(), "secret", "out/new.txt", "out/sub/new.txt"] {
+            let err = call(&Write, &e, json!({"file_path": p, "content": "pwned"})).await.unwrap_err();
+            assert!(matches!(err, ToolError::PathEscape(_)), "Write {p}: {err:?}");
         }
         // Nothing changed outside the root.
-        assert_eq!(
-            std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
-            "secret\n"
-        );
-        let names: Vec<_> = std::fs::read_dir(outside.path())
-            .unwrap()
-            .map(|d| d.unwrap().file_name())
-            .collect();
+        assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(), "secret\n");
+        let names: Vec<_> = std::fs::read_dir(outside.path()).unwrap().map(|d| d.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("secret.txt")]);
         assert!(!e.root.parent().unwrap().join("x").exists());
     }
@@ -1251,20 +1011,9 @@ mod tests {
         let e = env();
         std::fs::write(e.root.join("real.txt"), "hello\n").unwrap();
         std::os::unix::fs::symlink("real.txt", e.root.join("link.txt")).unwrap();
-        let out = call(&Read, &e, json!({"file_path": "link.txt"}))
-            .await
-            .unwrap();
+        let out = call(&Read, &e, json!({"file_path": "link.txt"})).await.unwrap();
         assert_eq!(out.value["content"], "hello\n");
-        call(
-            &Edit,
-            &e,
-            json!({"file_path": "link.txt", "old_string": "hello", "new_string": "bye"}),
-        )
-        .await
-        .unwrap();
-        assert_eq!(
-            std::fs::read_to_string(e.root.join("real.txt")).unwrap(),
-            "bye\n"
-        );
+        call(&Edit, &e, json!({"file_path": "link.txt", "old_string": "hello", "new_string": "bye"})).await.unwrap();
+        assert_eq!(std::fs::read_to_string(e.root.join("real.txt")).unwrap(), "bye\n");
     }
 }

@@ -159,8 +159,8 @@ pub trait Tool: Send + Sync + 'static {
 
 /// The built-in tools.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    // shell::Bash joins when it lands.
     vec![
+        Arc::new(shell::Bash),
         Arc::new(files::Read),
         Arc::new(files::Write),
         Arc::new(files::Edit),

@@ -23,9 +23,7 @@ use ignore::WalkBuilder;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::files::{
-    cancelled, cut_line, opt_bool, opt_str, opt_uint, req_str, run_blocking, show, strip_eol,
-};
+use super::files::{cancelled, cut_line, opt_bool, opt_str, opt_uint, req_str, run_blocking, show, strip_eol};
 use super::workspace::{map_io, Resolved};
 use super::{str_field, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
 
@@ -101,11 +99,7 @@ fn walker(ws: &Workspace, base: &Resolved, opts: WalkOpts) -> WalkBuilder {
 /// down to the parent of `base`, deepest first, read through cap-std.
 fn ancestor_ignores(ws: &Workspace, base: &Resolved) -> Vec<Gitignore> {
     let dir = ws.dir(base.root);
-    let root_abs = base
-        .abs
-        .ancestors()
-        .nth(base.rel.components().count())
-        .unwrap_or(&base.abs);
+    let root_abs = base.abs.ancestors().nth(base.rel.components().count()).unwrap_or(&base.abs);
     let mut prefixes = vec![PathBuf::new()];
     let comps: Vec<_> = base.rel.components().collect();
     for i in 1..comps.len() {
@@ -141,8 +135,7 @@ fn ancestor_ignores(ws: &Workspace, base: &Resolved) -> Vec<Gitignore> {
 
 /// True when some component of a glob names a hidden entry explicitly.
 fn mentions_hidden(glob: &str) -> bool {
-    glob.split(['/', ',', '{', ' '])
-        .any(|c| c.starts_with('.') && c != "." && c != ".." && !c.starts_with("./"))
+    glob.split(['/', ',', '{', ' ']).any(|c| c.starts_with('.') && c != "." && c != ".." && !c.starts_with("./"))
 }
 
 fn is_literal(component: &str) -> bool {
@@ -217,9 +210,7 @@ impl Tool for Glob {
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "path")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default()
+        str_field(input, "path").map(|s| vec![s.to_string()]).unwrap_or_default()
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
@@ -227,10 +218,7 @@ impl Tool for Glob {
             let pattern = req_str(&input, "pattern")?.to_string();
             let path = opt_str(&input, "path")?.map(str::to_string);
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || {
-                glob(&ctx.workspace, &ctx.cwd, &pattern, path.as_deref(), &cancel)
-            })
-            .await
+            run_blocking(&ctx.cancel, move || glob(&ctx.workspace, &ctx.cwd, &pattern, path.as_deref(), &cancel)).await
         })
     }
 }
@@ -250,10 +238,7 @@ fn split_glob(
     }
     let rest = rest.trim_end_matches('/');
     let comps: Vec<&str> = rest.split('/').collect();
-    let literal = comps[..comps.len().saturating_sub(1)]
-        .iter()
-        .take_while(|c| is_literal(c))
-        .count();
+    let literal = comps[..comps.len().saturating_sub(1)].iter().take_while(|c| is_literal(c)).count();
     let prefix = comps[..literal].join("/");
     let glob = comps[literal..].join("/");
     let base = if absolute {
@@ -288,11 +273,7 @@ fn glob(
             .build()
             .map_err(|e| ToolError::InvalidInput(format!("invalid glob pattern {pattern:?}: {e}")))?
             .compile_matcher();
-        let opts = WalkOpts {
-            hidden: mentions_hidden(&glob),
-            overrides: None,
-            types: None,
-        };
+        let opts = WalkOpts { hidden: mentions_hidden(&glob), overrides: None, types: None };
         for ent in walker(ws, &base, opts).build() {
             if cancel.is_cancelled() {
                 return Err(cancelled());
@@ -308,11 +289,7 @@ fn glob(
                 continue;
             }
             total += 1;
-            let mtime = ent
-                .metadata()
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
+            let mtime = ent.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
             heap.push(Reverse((mtime, Reverse(ent.into_path()))));
             if heap.len() > GLOB_MAX_RESULTS {
                 heap.pop();
@@ -320,17 +297,9 @@ fn glob(
         }
     }
     // `into_sorted_vec` of `Reverse` keys is best (newest, then by path) first.
-    let files: Vec<String> = heap
-        .into_sorted_vec()
-        .into_iter()
-        .map(|Reverse((_, Reverse(p)))| show(&p))
-        .collect();
+    let files: Vec<String> = heap.into_sorted_vec().into_iter().map(|Reverse((_, Reverse(p)))| show(&p)).collect();
     let truncated = total > files.len();
-    let mut text = if files.is_empty() {
-        "No files found".to_string()
-    } else {
-        files.join("\n")
-    };
+    let mut text = if files.is_empty() { "No files found".to_string() } else { files.join("\n") };
     if truncated {
         text.push_str(&format!(
             "\n(Showing the {} most recently modified of {total} matching files; use a more specific pattern or path.)",
@@ -433,19 +402,14 @@ impl Tool for Grep {
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "path")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default()
+        str_field(input, "path").map(|s| vec![s.to_string()]).unwrap_or_default()
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
         Box::pin(async move {
             let req = GrepRequest::parse(&input)?;
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || {
-                grep(&ctx.workspace, &ctx.cwd, req, &cancel)
-            })
-            .await
+            run_blocking(&ctx.cancel, move || grep(&ctx.workspace, &ctx.cwd, req, &cancel)).await
         })
     }
 }
@@ -479,8 +443,7 @@ impl GrepRequest {
         };
         let multiline = opt_bool(input, "multiline")?.unwrap_or(false);
         let mut mb = RegexMatcherBuilder::new();
-        mb.case_insensitive(opt_bool(input, "-i")?.unwrap_or(false))
-            .multi_line(true);
+        mb.case_insensitive(opt_bool(input, "-i")?.unwrap_or(false)).multi_line(true);
         if multiline {
             mb.dot_matches_new_line(true);
         } else {
@@ -498,11 +461,8 @@ impl GrepRequest {
             Ok(opt_uint(input, k, 0)?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
         };
         let c = usize_of("-C")?.unwrap_or(0);
-        let (before, after) = if mode == Mode::Content {
-            (usize_of("-B")?.unwrap_or(c), usize_of("-A")?.unwrap_or(c))
-        } else {
-            (0, 0)
-        };
+        let (before, after) =
+            if mode == Mode::Content { (usize_of("-B")?.unwrap_or(c), usize_of("-A")?.unwrap_or(c)) } else { (0, 0) };
         Ok(Self {
             matcher,
             path: opt_str(input, "path")?.map(str::to_string),
@@ -598,11 +558,7 @@ struct FileSink<'a> {
 
 impl FileSink<'_> {
     fn line(&mut self, sep: char, number: Option<u64>, bytes: &[u8]) -> bool {
-        if self.context
-            && self.out.lines.len() == self.mark
-            && self.mark > 0
-            && !self.out.push("--".into())
-        {
+        if self.context && self.out.lines.len() == self.mark && self.mark > 0 && !self.out.push("--".into()) {
             return false;
         }
         let text = String::from_utf8_lossy(strip_eol(bytes));
@@ -661,12 +617,7 @@ impl Sink for FileSink<'_> {
     }
 }
 
-fn grep(
-    ws: &Workspace,
-    cwd: &Path,
-    req: GrepRequest,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
+fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
     let target = ws.resolve(cwd, req.path.as_deref().unwrap_or("."))?;
     let dir = ws.dir(target.root);
     let is_file = if target.rel.as_os_str().is_empty() {
@@ -674,10 +625,7 @@ fn grep(
     } else {
         let meta = dir.metadata(&target.rel).map_err(|e| map_io(&target, e))?;
         if !meta.is_dir() && !meta.is_file() {
-            return Err(ToolError::InvalidInput(format!(
-                "{} is neither a file nor a directory",
-                target.abs.display()
-            )));
+            return Err(ToolError::InvalidInput(format!("{} is neither a file nor a directory", target.abs.display())));
         }
         meta.is_file()
     };
@@ -692,13 +640,9 @@ fn grep(
                 let mut ob = OverrideBuilder::new(&target.abs);
                 for g in split_globs(g) {
                     hidden |= mentions_hidden(&g);
-                    ob.add(&g)
-                        .map_err(|e| ToolError::InvalidInput(format!("invalid glob {g:?}: {e}")))?;
+                    ob.add(&g).map_err(|e| ToolError::InvalidInput(format!("invalid glob {g:?}: {e}")))?;
                 }
-                Some(
-                    ob.build()
-                        .map_err(|e| ToolError::InvalidInput(format!("invalid glob: {e}")))?,
-                )
+                Some(ob.build().map_err(|e| ToolError::InvalidInput(format!("invalid glob: {e}")))?)
             }
             _ => None,
         };
@@ -717,16 +661,7 @@ fn grep(
             }
             None => None,
         };
-        let walk = walker(
-            ws,
-            &target,
-            WalkOpts {
-                hidden,
-                overrides,
-                types,
-            },
-        )
-        .build();
+        let walk = walker(ws, &target, WalkOpts { hidden, overrides, types }).build();
         let base = target.clone();
         Box::new(walk.filter_map(move |ent| {
             let ent = ent.ok()?;
@@ -748,15 +683,9 @@ fn grep(
         .build();
 
     let limit = req.limit.unwrap_or(usize::MAX);
-    let mut lines = Lines {
-        lines: Vec::new(),
-        bytes: 0,
-        limit: limit.min(GREP_MAX_LINES),
-        truncated: false,
-    };
+    let mut lines = Lines { lines: Vec::new(), bytes: 0, limit: limit.min(GREP_MAX_LINES), truncated: false };
     let entry_cap = limit.min(GREP_MAX_ENTRIES);
-    let mut newest: BinaryHeap<Reverse<(Option<cap_std::time::SystemTime>, Reverse<String>)>> =
-        BinaryHeap::new();
+    let mut newest: BinaryHeap<Reverse<(Option<cap_std::time::SystemTime>, Reverse<String>)>> = BinaryHeap::new();
     let mut counts: Vec<(String, u64)> = Vec::new();
     let mut matched_files = 0usize;
     let mut skipped = 0usize;
@@ -786,10 +715,7 @@ fn grep(
             binary: false,
             cancel,
         };
-        let reader = CancelRead {
-            inner: file,
-            cancel: cancel.clone(),
-        };
+        let reader = CancelRead { inner: file, cancel: cancel.clone() };
         let res = searcher.search_reader(&req.matcher, reader, &mut sink);
         let (matches, binary) = (sink.matches, sink.binary);
         if cancel.is_cancelled() {
@@ -842,11 +768,7 @@ fn grep(
         Mode::Content => {
             let content = lines.lines.join("\n");
             let n = lines.lines.len();
-            let mut text = if n == 0 {
-                "No matches found".to_string()
-            } else {
-                content.clone()
-            };
+            let mut text = if n == 0 { "No matches found".to_string() } else { content.clone() };
             if lines.truncated {
                 text.push_str(&format!(
                     "\n… (output stopped after {n} lines; narrow the search with path, glob, type or head_limit)"
@@ -859,20 +781,11 @@ fn grep(
             )
         }
         Mode::Files => {
-            let files: Vec<String> = newest
-                .into_sorted_vec()
-                .into_iter()
-                .map(|Reverse((_, Reverse(p)))| p)
-                .collect();
+            let files: Vec<String> = newest.into_sorted_vec().into_iter().map(|Reverse((_, Reverse(p)))| p).collect();
             let mut text = if files.is_empty() {
                 "No files found".to_string()
             } else {
-                format!(
-                    "Found {} file{}\n{}",
-                    files.len(),
-                    if files.len() == 1 { "" } else { "s" },
-                    files.join("\n")
-                )
+                format!("Found {} file{}\n{}", files.len(), if files.len() == 1 { "" } else { "s" }, files.join("\n"))
             };
             if entries_truncated {
                 text.push_str(&format!(
@@ -901,15 +814,10 @@ fn grep(
                 t
             };
             if entries_truncated {
-                text.push_str(
-                    "\n(More files matched; the list was cut at head_limit or the entry bound.)",
-                );
+                text.push_str("\n(More files matched; the list was cut at head_limit or the entry bound.)");
             }
             note_skipped(&mut text);
-            let list: Vec<Value> = counts
-                .iter()
-                .map(|(f, c)| json!({"file": f, "count": c}))
-                .collect();
+            let list: Vec<Value> = counts.iter().map(|(f, c)| json!({"file": f, "count": c})).collect();
             ToolOutput::new(
                 json!({"mode": "count", "counts": list, "numMatches": total, "numFiles": counts.len(), "truncated": entries_truncated}),
                 text,
@@ -943,11 +851,7 @@ mod tests {
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
         };
-        Env {
-            _dir: dir,
-            root,
-            ctx,
-        }
+        Env { _dir: dir, root, ctx }
     }
 
     impl Env {
@@ -966,8 +870,7 @@ mod tests {
 
     fn set_mtime(p: &Path, secs: u64) {
         let f = std::fs::File::options().write(true).open(p).unwrap();
-        f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
-            .unwrap();
+        f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).unwrap();
     }
 
     async fn run(tool: &dyn Tool, e: &Env, input: Value) -> Result<ToolOutput, ToolError> {
@@ -975,12 +878,7 @@ mod tests {
     }
 
     fn names(v: &Value) -> Vec<String> {
-        v["filenames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect()
+        v["filenames"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
     }
 
     #[test]
@@ -994,14 +892,8 @@ mod tests {
                 assert!(p["description"].is_string());
             }
             assert!(t.read_only(&json!({})));
-            assert_eq!(
-                t.input_paths(&json!({"pattern": "x"})),
-                Vec::<String>::new()
-            );
-            assert_eq!(
-                t.input_paths(&json!({"pattern": "x", "path": "src"})),
-                vec!["src".to_string()]
-            );
+            assert_eq!(t.input_paths(&json!({"pattern": "x"})), Vec::<String>::new());
+            assert_eq!(t.input_paths(&json!({"pattern": "x", "path": "src"})), vec!["src".to_string()]);
         }
         assert!(Grep.input_schema()["properties"]["-C"].is_object());
     }
@@ -1024,10 +916,7 @@ mod tests {
 
     #[test]
     fn globs_split() {
-        assert_eq!(
-            split_globs("*.ts, *.{js,jsx} !x"),
-            vec!["*.ts", "*.{js,jsx}", "!x"]
-        );
+        assert_eq!(split_globs("*.ts, *.{js,jsx} !x"), vec!["*.ts", "*.{js,jsx}", "!x"]);
         assert_eq!(split_globs("*.rs,*.toml"), vec!["*.rs", "*.toml"]);
         assert!(mentions_hidden(".github/**") && mentions_hidden("**/.env"));
         assert!(!mentions_hidden("./src/*.rs") && !mentions_hidden("**/*.rs"));
@@ -1051,67 +940,39 @@ mod tests {
         set_mtime(&e.root.join("src/deep/c.rs"), 2000);
 
         let out = run(&Glob, &e, json!({"pattern": "**/*.rs"})).await.unwrap();
-        assert_eq!(
-            names(&out.value),
-            e.abss(&["src/b.rs", "src/deep/c.rs", "a.rs"])
-        );
+        assert_eq!(names(&out.value), e.abss(&["src/b.rs", "src/deep/c.rs", "a.rs"]));
         assert_eq!(out.value["numFiles"], 3);
         assert_eq!(out.value["truncated"], false);
-        assert_eq!(
-            out.text,
-            e.abss(&["src/b.rs", "src/deep/c.rs", "a.rs"]).join("\n")
-        );
+        assert_eq!(out.text, e.abss(&["src/b.rs", "src/deep/c.rs", "a.rs"]).join("\n"));
 
         // `*` stays in one directory.
         let out = run(&Glob, &e, json!({"pattern": "*.rs"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["a.rs"]));
-        let out = run(&Glob, &e, json!({"pattern": "*.rs", "path": "src"}))
-            .await
-            .unwrap();
+        let out = run(&Glob, &e, json!({"pattern": "*.rs", "path": "src"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/b.rs"]));
         // Literal leading directories, absolute patterns, `./`.
-        let out = run(&Glob, &e, json!({"pattern": "src/**/*.{rs,md}"}))
-            .await
-            .unwrap();
-        assert_eq!(
-            names(&out.value),
-            e.abss(&["src/notes.md", "src/b.rs", "src/deep/c.rs"])
-        );
+        let out = run(&Glob, &e, json!({"pattern": "src/**/*.{rs,md}"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/notes.md", "src/b.rs", "src/deep/c.rs"]));
         let abs = format!("{}/src/*.rs", show(&e.root));
         let out = run(&Glob, &e, json!({"pattern": abs})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/b.rs"]));
-        let out = run(&Glob, &e, json!({"pattern": "./src/deep/*"}))
-            .await
-            .unwrap();
+        let out = run(&Glob, &e, json!({"pattern": "./src/deep/*"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/deep/c.rs"]));
         // Ignored directories searched from inside still honour the parent's rules,
         // hidden entries appear when named.
-        let out = run(&Glob, &e, json!({"pattern": "**/*.rs", "path": "src/deep"}))
-            .await
-            .unwrap();
+        let out = run(&Glob, &e, json!({"pattern": "**/*.rs", "path": "src/deep"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/deep/c.rs"]));
-        let out = run(&Glob, &e, json!({"pattern": ".hidden/*.rs"}))
-            .await
-            .unwrap();
+        let out = run(&Glob, &e, json!({"pattern": ".hidden/*.rs"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&[".hidden/h.rs"]));
-        let out = run(&Glob, &e, json!({"pattern": "*.rs", "path": "target"}))
-            .await
-            .unwrap();
+        let out = run(&Glob, &e, json!({"pattern": "*.rs", "path": "target"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["target/t.rs"]));
 
         let out = run(&Glob, &e, json!({"pattern": "**/*.py"})).await.unwrap();
         assert_eq!(out.text, "No files found");
-        assert_eq!(
-            out.value,
-            json!({"filenames": [], "numFiles": 0, "truncated": false})
-        );
-        let out = run(&Glob, &e, json!({"pattern": "nope/**/*.rs"}))
-            .await
-            .unwrap();
+        assert_eq!(out.value, json!({"filenames": [], "numFiles": 0, "truncated": false}));
+        let out = run(&Glob, &e, json!({"pattern": "nope/**/*.rs"})).await.unwrap();
         assert_eq!(out.value["numFiles"], 0);
-        let err = run(&Glob, &e, json!({"pattern": "src/[a"}))
-            .await
-            .unwrap_err();
+        let err = run(&Glob, &e, json!({"pattern": "src/[a"})).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)), "{err:?}");
         for p in ["/etc/*", "../*"] {
             let err = run(&Glob, &e, json!({"pattern": p})).await.unwrap_err();
@@ -1135,9 +996,7 @@ mod tests {
         let got = names(&out.value);
         assert_eq!(got[0], e.abs(&format!("f{:03}.txt", GLOB_MAX_RESULTS + 19)));
         assert_eq!(got[GLOB_MAX_RESULTS - 1], e.abs("f020.txt"));
-        assert!(out
-            .text
-            .contains("Showing the 100 most recently modified of 120"));
+        assert!(out.text.contains("Showing the 100 most recently modified of 120"));
 
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("x.md"), "").unwrap();
@@ -1145,19 +1004,14 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("x.md"), e.root.join("link.md")).unwrap();
         let out = run(&Glob, &e, json!({"pattern": "**/*.md"})).await.unwrap();
         assert_eq!(out.value["numFiles"], 0);
-        let err = run(&Glob, &e, json!({"pattern": "*.md", "path": "out"}))
-            .await
-            .unwrap_err();
+        let err = run(&Glob, &e, json!({"pattern": "*.md", "path": "out"})).await.unwrap_err();
         assert!(matches!(err, ToolError::PathEscape(_)), "{err:?}");
     }
 
     fn grep_env() -> Env {
         let e = env();
         e.write("a.rs", "fn main() {\n    println!(\"Hello\");\n}\n");
-        e.write(
-            "src/lib.rs",
-            "// hello world\npub fn hello() {}\nfn other() {}\n",
-        );
+        e.write("src/lib.rs", "// hello world\npub fn hello() {}\nfn other() {}\n");
         e.write("src/notes.md", "Hello notes\nsecond\nthird\nhello again\n");
         e.write("bin.dat", "hello\0binary\n");
         e.write("ignored/x.rs", "hello ignored\n");
@@ -1177,30 +1031,13 @@ mod tests {
         assert_eq!(out.value["numFiles"], 2);
         assert!(out.text.starts_with("Found 2 files\n"));
 
-        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true}))
-            .await
-            .unwrap();
-        assert_eq!(
-            names(&out.value),
-            e.abss(&["src/lib.rs", "src/notes.md", "a.rs"])
-        );
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "-i": true, "head_limit": 1}),
-        )
-        .await
-        .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/lib.rs", "src/notes.md", "a.rs"]));
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "head_limit": 1})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/lib.rs"]));
         assert_eq!(out.value["truncated"], true);
 
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "output_mode": "count", "-i": true}),
-        )
-        .await
-        .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "count", "-i": true})).await.unwrap();
         assert_eq!(
             out.value,
             json!({"mode": "count", "counts": [
@@ -1219,21 +1056,11 @@ mod tests {
     #[tokio::test]
     async fn grep_content_with_context_and_line_numbers() {
         let e = grep_env();
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "output_mode": "content", "path": "src"}),
-        )
-        .await
-        .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "content", "path": "src"})).await.unwrap();
         let lib = e.abs("src/lib.rs");
         let notes = e.abs("src/notes.md");
-        let expected =
-            format!("{lib}:1:// hello world\n{lib}:2:pub fn hello() {{}}\n{notes}:4:hello again");
-        assert_eq!(
-            out.value,
-            json!({"mode": "content", "content": expected, "numLines": 3, "truncated": false})
-        );
+        let expected = format!("{lib}:1:// hello world\n{lib}:2:pub fn hello() {{}}\n{notes}:4:hello again");
+        assert_eq!(out.value, json!({"mode": "content", "content": expected, "numLines": 3, "truncated": false}));
         assert_eq!(out.text, expected);
 
         let out = run(
@@ -1243,10 +1070,7 @@ mod tests {
         )
         .await
         .unwrap();
-        assert_eq!(
-            out.value["content"],
-            format!("{notes}:Hello notes\n{notes}:hello again")
-        );
+        assert_eq!(out.value["content"], format!("{notes}:Hello notes\n{notes}:hello again"));
 
         let out = run(
             &Grep,
@@ -1255,43 +1079,22 @@ mod tests {
         )
         .await
         .unwrap();
-        assert_eq!(
-            out.value["content"],
-            format!("{notes}:1:Hello notes\n{notes}-2-second\n--\n{notes}:4:hello again")
-        );
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "third", "output_mode": "content", "path": "src", "-C": 1}),
-        )
-        .await
-        .unwrap();
-        assert_eq!(
-            out.value["content"],
-            format!("{notes}-2-second\n{notes}:3:third\n{notes}-4-hello again")
-        );
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "output_mode": "content", "-i": true, "head_limit": 2}),
-        )
-        .await
-        .unwrap();
+        assert_eq!(out.value["content"], format!("{notes}:1:Hello notes\n{notes}-2-second\n--\n{notes}:4:hello again"));
+        let out = run(&Grep, &e, json!({"pattern": "third", "output_mode": "content", "path": "src", "-C": 1}))
+            .await
+            .unwrap();
+        assert_eq!(out.value["content"], format!("{notes}-2-second\n{notes}:3:third\n{notes}-4-hello again"));
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "content", "-i": true, "head_limit": 2}))
+            .await
+            .unwrap();
         assert_eq!(out.value["numLines"], 2);
         assert_eq!(out.value["truncated"], true);
 
         // Multiline.
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "second\\nthird", "output_mode": "content", "path": "src"}),
-        )
-        .await
-        .unwrap_err();
-        assert!(
-            matches!(&out, ToolError::InvalidInput(m) if m.contains("multiline")),
-            "{out:?}"
-        );
+        let out = run(&Grep, &e, json!({"pattern": "second\\nthird", "output_mode": "content", "path": "src"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(&out, ToolError::InvalidInput(m) if m.contains("multiline")), "{out:?}");
         let out = run(
             &Grep,
             &e,
@@ -1299,69 +1102,30 @@ mod tests {
         )
         .await
         .unwrap();
-        assert_eq!(
-            out.value["content"],
-            format!("{notes}:2:second\n{notes}:3:third")
-        );
+        assert_eq!(out.value["content"], format!("{notes}:2:second\n{notes}:3:third"));
     }
 
     #[tokio::test]
     async fn grep_filters_and_errors() {
         let e = grep_env();
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "-i": true, "glob": "*.md"}),
-        )
-        .await
-        .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "glob": "*.md"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/notes.md"]));
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "-i": true, "glob": "*.{md,toml}, a.*"}),
-        )
-        .await
-        .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "glob": "*.{md,toml}, a.*"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/notes.md", "a.rs"]));
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "hello", "-i": true, "type": "rust"}),
-        )
-        .await
-        .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "type": "rust"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["src/lib.rs", "a.rs"]));
-        let err = run(&Grep, &e, json!({"pattern": "x", "type": "nosuchtype"}))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(&err, ToolError::InvalidInput(m) if m.contains("nosuchtype")),
-            "{err:?}"
-        );
-        let err = run(&Grep, &e, json!({"pattern": "fn ("}))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(&err, ToolError::InvalidInput(m) if m.contains("invalid regex")),
-            "{err:?}"
-        );
-        let err = run(&Grep, &e, json!({"pattern": "x", "output_mode": "lines"}))
-            .await
-            .unwrap_err();
+        let err = run(&Grep, &e, json!({"pattern": "x", "type": "nosuchtype"})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("nosuchtype")), "{err:?}");
+        let err = run(&Grep, &e, json!({"pattern": "fn ("})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("invalid regex")), "{err:?}");
+        let err = run(&Grep, &e, json!({"pattern": "x", "output_mode": "lines"})).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)));
-        let err = run(&Grep, &e, json!({"pattern": "x", "path": "missing"}))
-            .await
-            .unwrap_err();
+        let err = run(&Grep, &e, json!({"pattern": "x", "path": "missing"})).await.unwrap_err();
         assert!(matches!(err, ToolError::NotFound(_)));
         // The binary file and the ignored directory are skipped; explicit paths are searched.
-        let out = run(&Grep, &e, json!({"pattern": "binary|ignored"}))
-            .await
-            .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "binary|ignored"})).await.unwrap();
         assert_eq!(out.value["numFiles"], 0);
-        let out = run(&Grep, &e, json!({"pattern": "hello", "path": "ignored"}))
-            .await
-            .unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "path": "ignored"})).await.unwrap();
         assert_eq!(names(&out.value), e.abss(&["ignored/x.rs"]));
     }
 
@@ -1371,20 +1135,11 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.txt"), "hello secret\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), e.root.join("out")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret.txt"), e.root.join("s.txt"))
-            .unwrap();
-        let out = run(
-            &Grep,
-            &e,
-            json!({"pattern": "secret", "output_mode": "content"}),
-        )
-        .await
-        .unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), e.root.join("s.txt")).unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "secret", "output_mode": "content"})).await.unwrap();
         assert_eq!(out.value["numLines"], 0, "{}", out.text);
         for p in ["out", "s.txt", "out/secret.txt", "../", "/etc/passwd"] {
-            let err = run(&Grep, &e, json!({"pattern": "secret", "path": p}))
-                .await
-                .unwrap_err();
+            let err = run(&Grep, &e, json!({"pattern": "secret", "path": p})).await.unwrap_err();
             assert!(matches!(err, ToolError::PathEscape(_)), "{p}: {err:?}");
         }
     }

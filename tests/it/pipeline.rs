@@ -1,0 +1,416 @@
+//! The inner-call pipeline end to end (SPEC §4, §8): schema, latch, hooks,
+//! permissions, watchdog, concurrency, events, records, shorthands.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
+use wrepl::pipeline::events::{Phase, ProgressEvent};
+use wrepl::pipeline::settings::Settings;
+use wrepl::repl::{Repl, ReplOptions};
+use wrepl::tools::{builtin_tools, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
+
+use crate::support::*;
+
+/// A test tool: sleeps `input.ms`, concurrency-safe or not, counting overlap.
+struct Nap {
+    name: &'static str,
+    safe: bool,
+    running: Arc<AtomicUsize>,
+    peak: Arc<AtomicUsize>,
+}
+
+impl Tool for Nap {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "test: sleep"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"], "additionalProperties": false})
+    }
+    fn read_only(&self, _: &Value) -> bool {
+        true
+    }
+    fn concurrency_safe(&self, _: &Value) -> bool {
+        self.safe
+    }
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
+        let ms = input["ms"].as_u64().unwrap_or(0);
+        let running = self.running.clone();
+        let peak = self.peak.clone();
+        Box::pin(async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok(ToolOutput::new(json!({"slept": ms}), format!("slept {ms} ms")))
+        })
+    }
+}
+
+fn nap(name: &'static str, safe: bool) -> (Arc<dyn Tool>, Arc<AtomicUsize>) {
+    let peak = Arc::new(AtomicUsize::new(0));
+    (Arc::new(Nap { name, safe, running: Arc::new(AtomicUsize::new(0)), peak: peak.clone() }), peak)
+}
+
+/// A test tool that ignores cancellation and never finishes (for the watchdog).
+struct Stuck;
+
+impl Tool for Stuck {
+    fn name(&self) -> &str {
+        "Stuck"
+    }
+    fn description(&self) -> &str {
+        "test: hangs, ignoring cancellation"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "additionalProperties": false})
+    }
+    fn native_timeout(&self, _: &Value) -> Duration {
+        Duration::from_millis(100)
+    }
+    fn read_only(&self, _: &Value) -> bool {
+        true
+    }
+    fn call(&self, _input: Value, _ctx: ToolContext) -> ToolFuture {
+        Box::pin(std::future::pending::<Result<ToolOutput, ToolError>>())
+    }
+}
+
+/// A generic side-effect-free test tool under an arbitrary name.
+struct Named(&'static str);
+
+impl Tool for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "test"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn read_only(&self, _: &Value) -> bool {
+        true
+    }
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
+        Box::pin(async move { Ok(ToolOutput::new(input, "ok")) })
+    }
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    events: Arc<Mutex<Vec<ProgressEvent>>>,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap(), events: Arc::new(Mutex::new(Vec::new())) }
+    }
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    async fn repl(&self, settings: &str, allow: &[&str], extra: Vec<Arc<dyn Tool>>) -> Repl {
+        let mut tools = builtin_tools();
+        tools.extend(extra);
+        let events = self.events.clone();
+        let config = PipelineConfig {
+            settings: Settings::from_json(settings).expect("settings"),
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: Vec::new(),
+            workspace: Arc::new(Workspace::new([self.root()]).unwrap()),
+            approver: None,
+            events: Some(Arc::new(move |e: &ProgressEvent| events.lock().unwrap().push(e.clone()))),
+            session_id: "test".into(),
+        };
+        let d = Arc::new(Dispatcher::new(config, tools).expect("dispatcher"));
+        Repl::with_engine(shared_engine(), ReplOptions { dispatcher: Some(d), ..Default::default() }).await.unwrap()
+    }
+}
+
+fn error_kind(r: &wrepl::EvalResult) -> String {
+    let v = ok(r);
+    v["kind"].as_str().unwrap_or_default().to_string()
+}
+
+const CATCH: &str = "catch (e) { ({ kind: e.kind, message: e.message, name: e.name }) }";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn write_needs_a_grant_and_denial_has_no_side_effect() {
+    let env = Env::new();
+    let mut r = env.repl("{}", &[], vec![]).await;
+    let res = ev(&mut r, &format!("try {{ await put('a.txt', 'hi') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied");
+    assert!(ok(&res)["message"].as_str().unwrap().contains("--allow 'Write'"), "{res:?}");
+    assert!(!env.root().join("a.txt").exists(), "a denied call must not write");
+    // reads inside the workspace are allowed by default
+    std::fs::write(env.root().join("b.txt"), "bee").unwrap();
+    assert_eq!(ok(&ev(&mut r, "await cat('b.txt')").await), json!("bee"));
+
+    let mut r = env.repl("{}", &["Write"], vec![]).await;
+    let res = ev(&mut r, "await put('a.txt', 'hi'); await cat('a.txt')").await;
+    assert_eq!(ok(&res), json!("hi"));
+    assert_eq!(std::fs::read_to_string(env.root().join("a.txt")).unwrap(), "hi");
+    // the records show both calls
+    let tools: Vec<&str> = res.calls.iter().map(|c| c.tool.as_str()).collect();
+    assert_eq!(tools, vec!["Write", "Read"]);
+    assert!(res.calls.iter().all(|c| c.ok && c.id.starts_with("toolu_")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deny_rules_beat_allow_rules() {
+    let env = Env::new();
+    let settings = r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}}"#;
+    let mut r = env.repl(settings, &[], vec![]).await;
+    std::fs::write(env.root().join("keep"), "x").unwrap();
+    let res = ev(&mut r, &format!("try {{ await sh('rm keep') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied");
+    assert!(env.root().join("keep").exists());
+    let res = ev(&mut r, &format!("try {{ await sh('echo ok && rm keep') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied", "a compound command cannot smuggle a denied part");
+    assert!(env.root().join("keep").exists());
+    assert_eq!(ok(&ev(&mut r, "await sh('echo fine')").await), json!("fine\n"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn schema_errors_refuse_before_anything_runs() {
+    let env = Env::new();
+    let mut r = env.repl("{}", &["Write", "Bash"], vec![]).await;
+    let res = ev(&mut r, &format!("try {{ await Write({{file_path: 'x.txt'}}) }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "invalid-input");
+    assert!(ok(&res)["message"].as_str().unwrap().contains("content"), "{res:?}");
+    let res = ev(&mut r, &format!("try {{ await Bash({{command: 'touch made', bogus: 1}}) }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "invalid-input");
+    let res = ev(&mut r, &format!("try {{ await Bash('touch made') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "invalid-input");
+    assert!(!env.root().join("x.txt").exists());
+    assert!(!env.root().join("made").exists());
+    // the error event was emitted with the same id as the start event
+    let events = env.events.lock().unwrap();
+    let errors: Vec<_> = events.iter().filter(|e| e.phase == Phase::Error).collect();
+    assert_eq!(errors.len(), 3);
+    for e in errors {
+        assert!(events.iter().any(|s| s.phase == Phase::Start && s.tool_use_id == e.tool_use_id));
+        assert!(!events.iter().any(|s| s.phase == Phase::Executing && s.tool_use_id == e.tool_use_id));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_events_follow_each_call() {
+    let env = Env::new();
+    let mut r = env.repl("{}", &["Bash"], vec![]).await;
+    ok(&ev(&mut r, "await sh('true')").await);
+    let events = env.events.lock().unwrap();
+    let phases: Vec<Phase> = events.iter().map(|e| e.phase).collect();
+    assert_eq!(phases, vec![Phase::Start, Phase::Executing, Phase::Complete]);
+    assert!(events.iter().all(|e| e.tool_use_id == events[0].tool_use_id && e.tool == "Bash"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn isolation_latch_refuses_the_other_side() {
+    let env = Env::new();
+    let settings = r#"{"isolation": {"enabled": true, "web": ["mcp__web__*"], "connectors": ["mcp__mail__*"]}}"#;
+    let extra: Vec<Arc<dyn Tool>> = vec![Arc::new(Named("mcp__web__get")), Arc::new(Named("mcp__mail__send"))];
+    let mut r = env.repl(settings, &[], extra).await;
+    ok(&ev(&mut r, "await mcp__web__get({url: 'x'})").await);
+    let res = ev(&mut r, &format!("try {{ await mcp__mail__send({{}}) }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "isolation");
+    // the latch state is kept across evaluations
+    let res = ev(&mut r, &format!("try {{ await mcp__mail__send({{}}) }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "isolation");
+    ok(&ev(&mut r, "await mcp__web__get({})").await);
+}
+
+fn hook_settings(event: &str, matcher: &str, command: &str, extra: &str) -> String {
+    json!({"hooks": {event: [{"matcher": matcher, "hooks": [serde_json::from_str::<Value>(&format!(
+        r#"{{"type": "command", "command": {} {extra}}}"#, json!(command)
+    )).unwrap()]}]}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pre_tool_use_hook_can_block() {
+    let env = Env::new();
+    let s = hook_settings("PreToolUse", "Write", "echo 'no writes today' >&2; exit 2", "");
+    let mut r = env.repl(&s, &["Write"], vec![]).await;
+    let res = ev(&mut r, &format!("try {{ await put('h.txt', 'x') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied");
+    assert!(ok(&res)["message"].as_str().unwrap().contains("no writes today"));
+    assert!(!env.root().join("h.txt").exists());
+    // other tools are not matched
+    ok(&ev(&mut r, "await sh('true').catch(() => 1)").await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pre_tool_use_hook_rewrites_the_input_that_runs() {
+    let env = Env::new();
+    let out = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"file_path": "h.txt", "content": "rewritten"}}}"#;
+    let s = hook_settings("PreToolUse", "Write", &format!("cat > /dev/null; echo '{out}'"), "");
+    let mut r = env.repl(&s, &[], vec![]).await;
+    let res = ev(&mut r, "await put('h.txt', 'original')").await;
+    ok(&res);
+    assert_eq!(std::fs::read_to_string(env.root().join("h.txt")).unwrap(), "rewritten");
+    assert_eq!(res.calls[0].input["content"], "rewritten", "the record holds the input that ran");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn permission_rules_see_the_rewritten_input() {
+    let env = Env::new();
+    let out = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "touch sneaky"}}}"#;
+    let s = json!({
+        "permissions": {"allow": ["Bash(echo:*)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("cat > /dev/null; echo '{out}'")}]}]}
+    })
+    .to_string();
+    let mut r = env.repl(&s, &[], vec![]).await;
+    let res = ev(&mut r, &format!("try {{ await sh('echo hi') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied");
+    assert!(!env.root().join("sneaky").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hook_timeout_fails_closed() {
+    let env = Env::new();
+    let s = hook_settings("PreToolUse", "Write", "sleep 5", r#", "timeout": 0.3"#);
+    let mut r = env.repl(&s, &["Write"], vec![]).await;
+    let t = Instant::now();
+    let res = ev(&mut r, &format!("try {{ await put('t.txt', 'x') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied");
+    assert!(t.elapsed() < Duration::from_secs(3));
+    assert!(!env.root().join("t.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watchdog_aborts_a_tool_that_ignores_its_timeout() {
+    let env = Env::new();
+    let mut r = env.repl("{}", &[], vec![Arc::new(Stuck)]).await;
+    let t = Instant::now();
+    let res = ev(&mut r, &format!("try {{ await Stuck({{}}) }} {CATCH}")).await;
+    let el = t.elapsed();
+    assert_eq!(error_kind(&res), "watchdog");
+    let msg = ok(&res)["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("Stuck") && msg.contains("5150 ms") && msg.contains("100 ms"), "{msg}");
+    assert!(el >= Duration::from_millis(5100) && el < Duration::from_secs(8), "{el:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_native_timeout_kills_the_process_group() {
+    let env = Env::new();
+    let mut r = env.repl("{}", &["Bash"], vec![]).await;
+    let res = ev(
+        &mut r,
+        &format!("try {{ await Bash({{command: 'sleep 30 & echo $! > pid; sleep 30; wait', timeout: 500}}) }} {CATCH}"),
+    )
+    .await;
+    assert_eq!(error_kind(&res), "timeout", "{res:?}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let pid: i32 = std::fs::read_to_string(env.root().join("pid")).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "the background child {pid} must be gone");
+}
+
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pending_shell_at_script_end_is_aborted_with_a_warning() {
+    let env = Env::new();
+    let mut r = env.repl("{}", &["Bash"], vec![]).await;
+    let res = ev(&mut r, "sh('echo $$ > pid; sleep 30'); await new Promise(r => setTimeout(r, 300)); 'done'").await;
+    assert_eq!(ok(&res), json!("done"));
+    assert!(res.stderr.contains("still pending"), "{}", res.stderr);
+    assert_eq!(res.abandoned_calls, vec!["Bash".to_string()]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let pid: i32 = std::fs::read_to_string(env.root().join("pid")).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "the abandoned command {pid} must be killed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parallel_calls_are_concurrent_and_unsafe_tools_are_serial() {
+    let env = Env::new();
+    let (safe, safe_peak) = nap("Nap", true);
+    let (unsafe_tool, unsafe_peak) = nap("Exclusive", false);
+    let mut r = env.repl("{}", &["Exclusive", "Bash"], vec![safe, unsafe_tool]).await;
+    let t = Instant::now();
+    let res = ev(&mut r, "(await Promise.all(Array.from({length: 100}, () => Nap({ms: 10})))).length").await;
+    assert_eq!(ok(&res), json!(100));
+    assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+    assert!(safe_peak.load(Ordering::SeqCst) > 50);
+    ok(&ev(&mut r, "await Promise.all([Exclusive({ms: 30}), Exclusive({ms: 30}), Exclusive({ms: 30})])").await);
+    assert_eq!(unsafe_peak.load(Ordering::SeqCst), 1, "non-concurrency-safe calls run one at a time");
+    // 100 parallel shell sleeps (read-only commands run concurrently)
+    let t = Instant::now();
+    let res = ev(&mut r, "(await Promise.all(Array.from({length: 100}, () => sh('sleep 0.01')))).length").await;
+    assert_eq!(ok(&res), json!(100));
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chdir_is_per_eval_and_confined() {
+    let env = Env::new();
+    std::fs::create_dir(env.root().join("sub")).unwrap();
+    std::fs::write(env.root().join("sub/inner.txt"), "in sub").unwrap();
+    let mut r = env.repl("{}", &["Bash"], vec![]).await;
+    let res = ev(&mut r, "await chdir('sub'); [await sh('pwd'), await cat('inner.txt')]").await;
+    let v = ok(&res);
+    assert!(v[0].as_str().unwrap().trim_end().ends_with("/sub"), "{v}");
+    assert_eq!(v[1], "in sub");
+    // reset at the next eval
+    let v = ok(&ev(&mut r, "await sh('pwd')").await);
+    assert!(!v.as_str().unwrap().trim_end().ends_with("/sub"), "{v}");
+    let res = ev(&mut r, &format!("try {{ await chdir('..') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "path-escape");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shorthands_and_shquote() {
+    let env = Env::new();
+    std::fs::write(env.root().join("notes.md"), "alpha\nbeta\n").unwrap();
+    let mut r = env.repl("{}", &["Bash", "Write"], vec![]).await;
+    assert_eq!(ok(&ev(&mut r, "shQuote(\"it's\")").await), json!("'it'\\''s'"));
+    assert_eq!(
+        ok(&ev(&mut r, "await sh('echo ' + shQuote(\"a b; rm -rf x 'q'\"))").await),
+        json!("a b; rm -rf x 'q'\n")
+    );
+    let files = ok(&ev(&mut r, "await gl('*.md')").await);
+    assert!(files.to_string().contains("notes.md"), "{files}");
+    let files = ok(&ev(&mut r, "await rgf('beta')").await);
+    assert!(files.to_string().contains("notes.md"), "{files}");
+    let text = ok(&ev(&mut r, "await rg('beta')").await);
+    assert!(text.as_str().unwrap().contains("beta"), "{text}");
+    let res = ev(&mut r, &format!("try {{ await sh('exit 4') }} {CATCH}")).await;
+    assert_eq!(ok(&res)["name"], "ShellError");
+    let full = ok(&ev(&mut r, "await Bash({command: 'echo out; echo err >&2; exit 1'})").await);
+    assert_eq!(full["stdout"], "out\n");
+    assert_eq!(full["stderr"], "err\n");
+    assert_eq!(full["exitCode"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn file_tools_refuse_escapes_through_the_pipeline() {
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "s").unwrap();
+    std::os::unix::fs::symlink(outside.path(), env.root().join("link")).unwrap();
+    let mut r = env.repl("{}", &["Write", "Edit"], vec![]).await;
+    for code in [
+        "await cat('../x')".to_string(),
+        format!("await cat({})", json!(outside.path().join("secret"))),
+        "await cat('link/secret')".to_string(),
+        "await put('link/new.txt', 'x')".to_string(),
+        "await Edit({file_path: 'link/secret', old_string: 's', new_string: 't'})".to_string(),
+    ] {
+        let res = ev(&mut r, &format!("try {{ {code} }} {CATCH}")).await;
+        assert_eq!(error_kind(&res), "path-escape", "{code}: {res:?}");
+    }
+    assert!(!outside.path().join("new.txt").exists());
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret")).unwrap(), "s");
+}
