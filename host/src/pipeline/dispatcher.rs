@@ -151,7 +151,8 @@ fn new_tool_use_id() -> String {
     let mut b = [0u8; 12];
     if getrandom::fill(&mut b).is_err() {
         // Unique, if not unpredictable: time and a process-wide counter.
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+        let t =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         b[..8].copy_from_slice(&t.to_le_bytes());
         b[8..].copy_from_slice(&(n as u32).to_le_bytes());
