@@ -120,3 +120,31 @@ fn memory_and_recursion_never_crash_the_host() {
     assert_eq!(stdout(&o).trim(), "alive");
     assert!(stderr(&o).contains("RangeError"), "{}", stderr(&o));
 }
+
+#[test]
+fn write_needs_allow_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["eval", "--allow", "Write", "-e", "await put(\"a.txt\",\"hi\"); await cat(\"a.txt\")"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "hi");
+    std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+    let o = run(&["eval", "-e", "await put(\"a.txt\",\"hi\"); await cat(\"a.txt\")"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not granted"), "{}", stderr(&o));
+    assert!(!dir.path().join("a.txt").exists());
+    // a bad rule or settings file is a usage error
+    let o = run(&["eval", "--allow", "Bash(unclosed", "-e", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    std::fs::write(dir.path().join("s.json"), r#"{"permissions": {"alow": []}}"#).unwrap();
+    let o = run(&["eval", "--settings", "s.json", "-e", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("alow"), "{}", stderr(&o));
+}

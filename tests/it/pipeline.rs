@@ -414,3 +414,28 @@ async fn file_tools_refuse_escapes_through_the_pipeline() {
     assert!(!outside.path().join("new.txt").exists());
     assert_eq!(std::fs::read_to_string(outside.path().join("secret")).unwrap(), "s");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn images_are_returned_as_media_and_capped() {
+    let env = Env::new();
+    // a valid 1x1 PNG
+    let png: &[u8] = &[
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00,
+        0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4, 0x89, 0x00, 0x00, 0x00,
+        0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D,
+        0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    ];
+    for i in 0..10 {
+        std::fs::write(env.root().join(format!("img{i}.png")), png).unwrap();
+    }
+    let mut r = env.repl("{}", &[], vec![]).await;
+    let res = ev(&mut r, "const one = await Read({file_path: 'img0.png'}); [one.type, one.mime]").await;
+    assert_eq!(ok(&res), json!(["image", "image/png"]));
+    assert_eq!(res.media.len(), 1);
+    let res =
+        ev(&mut r, "await Promise.all(Array.from({length: 10}, (_, i) => Read({file_path: `img${i}.png`}))); 'ok'")
+            .await;
+    assert_eq!(ok(&res), json!("ok"));
+    assert_eq!(res.media.len(), 8, "at most 8 images per evaluation");
+    assert!(res.stderr.contains("dropped"), "{}", res.stderr);
+}
