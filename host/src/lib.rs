@@ -11,6 +11,7 @@
 
 pub mod pipeline;
 pub mod repl;
+pub mod replay;
 pub mod runtime;
 pub mod script;
 pub mod tools;

@@ -1,0 +1,1 @@
+//! Durable log storage (placeholder until implemented).
