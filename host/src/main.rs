@@ -8,7 +8,10 @@ use clap::{Parser, Subcommand};
 use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
 use wrepl::pipeline::events::{EventSink, ProgressEvent};
 use wrepl::pipeline::settings::Settings;
+use wrepl::repl::SessionConfig;
 use wrepl::repl::{timeout_from_ms, EvalOptions, Repl, ReplOptions};
+use wrepl::replay::log::Event;
+use wrepl::replay::store::{default_store_path, LogStore, SqliteStore};
 use wrepl::runtime::{EngineOptions, SandboxEngine};
 use wrepl::tools::{builtin_tools, Workspace};
 
@@ -37,7 +40,162 @@ enum Command {
         json: bool,
         #[command(flatten)]
         policy: PolicyArgs,
+        /// Durable session: resume it (replaying its log) and record into it.
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+        /// Session store (default: $WREPL_STORE, else ~/.local/share/wrepl/sessions.sqlite3).
+        #[arg(long, value_name = "FILE")]
+        store: Option<std::path::PathBuf>,
     },
+    /// Inspect session logs.
+    Log {
+        #[command(subcommand)]
+        command: LogCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LogCommand {
+    /// Print a session's blocks and inner calls.
+    Show {
+        /// Session name.
+        name: String,
+        /// Session store file.
+        #[arg(long, value_name = "FILE")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// Verify a session's hash chain (exit 1 when it is broken).
+    Verify {
+        /// Session name.
+        name: String,
+        /// Session store file.
+        #[arg(long, value_name = "FILE")]
+        store: Option<std::path::PathBuf>,
+    },
+    /// List the sessions in the store.
+    List {
+        /// Session store file.
+        #[arg(long, value_name = "FILE")]
+        store: Option<std::path::PathBuf>,
+    },
+}
+
+fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<std::sync::Arc<SqliteStore>> {
+    let path = path
+        .or_else(default_store_path)
+        .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))?;
+    Ok(std::sync::Arc::new(SqliteStore::open(&path)?))
+}
+
+fn clip(s: &str, n: usize) -> String {
+    let one_line = s.replace('\n', "\\n");
+    if one_line.chars().count() > n {
+        format!("{}…", one_line.chars().take(n).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+fn log_command(cmd: LogCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        LogCommand::List { store } => {
+            for s in open_store(store)?.sessions()? {
+                println!("{}\t{} blocks\t{} events", s.name, s.blocks, s.events);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        LogCommand::Verify { name, store } => {
+            let r = open_store(store)?.verify(&name)?;
+            if r.ok {
+                println!("session {name}: {} events, hash chain intact", r.events);
+                Ok(ExitCode::SUCCESS)
+            } else {
+                match r.first_bad {
+                    Some(b) => println!("session {name}: TAMPERED at event {}: {}", b.seq, b.reason),
+                    None => println!("session {name}: TAMPERED"),
+                }
+                Ok(ExitCode::from(1))
+            }
+        }
+        LogCommand::Show { name, store } => {
+            let events = open_store(store)?.load(&name)?;
+            if events.is_empty() {
+                println!("session {name} has no blocks");
+            }
+            let mut calls: Vec<(String, String)> = Vec::new();
+            let mut pending: Vec<bool> = Vec::new();
+            let mut open = false;
+            let incomplete = |calls: &[(String, String)], pending: &[bool]| {
+                for (i, p) in pending.iter().enumerate() {
+                    if *p {
+                        println!("  call #{i} {} -> outcome_unknown (the process ended while it ran)", calls[i].0);
+                    }
+                }
+                println!("  => incomplete (the process ended during this block)");
+            };
+            for e in &events {
+                match &e.event {
+                    Event::Begin { code, boundary } => {
+                        if open {
+                            incomplete(&calls, &pending);
+                        }
+                        open = true;
+                        calls.clear();
+                        pending.clear();
+                        println!("block {} (boundary {boundary}):", e.block);
+                        for line in code.lines() {
+                            println!("  | {line}");
+                        }
+                    }
+                    Event::Call { tool, input, .. } => {
+                        calls.push((tool.clone(), input.clone()));
+                        pending.push(true);
+                    }
+                    Event::Done { call, ok, payload, error_kind } => {
+                        let (tool, input) = calls.get(*call as usize).cloned().unwrap_or_default();
+                        if let Some(p) = pending.get_mut(*call as usize) {
+                            *p = false;
+                        }
+                        let out = if *ok {
+                            clip(payload, 160)
+                        } else {
+                            format!("error {error_kind}: {}", clip(payload, 160))
+                        };
+                        println!("  call #{call} {tool} {} -> {out}", clip(&input, 120));
+                    }
+                    Event::Refused { call, error_kind, message } => {
+                        let (tool, input) = calls.get(*call as usize).cloned().unwrap_or_default();
+                        if let Some(p) = pending.get_mut(*call as usize) {
+                            *p = false;
+                        }
+                        println!(
+                            "  call #{call} {tool} {} -> refused {error_kind}: {}",
+                            clip(&input, 120),
+                            clip(message, 160)
+                        );
+                    }
+                    Event::End { threw, error, .. } => {
+                        open = false;
+                        for (i, p) in pending.iter().enumerate() {
+                            if *p {
+                                println!("  call #{i} {} -> (not delivered before the block ended)", calls[i].0);
+                            }
+                        }
+                        match (threw, error) {
+                            (true, Some(e)) => println!("  => threw {e}"),
+                            (true, None) => println!("  => threw"),
+                            _ => println!("  => ok"),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if open {
+                incomplete(&calls, &pending);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 /// Tools, workspace and permissions.
@@ -113,7 +271,14 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Eval { snippets, timeout, fuel, json, policy } => eval(snippets, timeout, fuel, json, policy).await,
+        Command::Eval { snippets, timeout, fuel, json, policy, session, store } => {
+            let session = match session {
+                Some(name) => Some(SessionConfig { name, store: open_store(store)?, boundary: "main".into() }),
+                None => None,
+            };
+            eval(snippets, timeout, fuel, json, policy, session).await
+        }
+        Command::Log { command } => log_command(command),
     }
 }
 
@@ -123,6 +288,7 @@ async fn eval(
     fuel: Option<u64>,
     json: bool,
     policy: PolicyArgs,
+    session: Option<SessionConfig>,
 ) -> anyhow::Result<ExitCode> {
     let timeout = match timeout {
         None => None,
@@ -140,8 +306,19 @@ async fn eval(
         snippets.push(code);
     }
     let engine = SandboxEngine::new(EngineOptions { fuel: fuel.is_some(), ..EngineOptions::default() })?;
-    let options = ReplOptions { dispatcher: Some(dispatcher(&policy)?), ..ReplOptions::default() };
+    let options = ReplOptions { dispatcher: Some(dispatcher(&policy)?), session, ..ReplOptions::default() };
     let mut repl = Repl::with_engine(std::sync::Arc::new(engine), options).await?;
+    if let Some(r) = repl.restore_report() {
+        if !r.blocks.is_empty() {
+            eprintln!("[wrepl] {}", r.summary);
+        }
+        for b in r.blocks.iter().filter(|b| b.verdict == wrepl::repl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
+            eprintln!(
+                "[wrepl] block {}: {:?} {:?} outcome_unknown={:?}",
+                b.block, b.verdict, b.divergence, b.outcome_unknown
+            );
+        }
+    }
     let mut last_failed = false;
     let stdout = std::io::stdout();
     for code in &snippets {

@@ -8,10 +8,14 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::pipeline::dispatcher::{CallRecord, Dispatcher};
+use crate::replay::log::Event;
+use crate::replay::recorder::SessionRecorder;
+use crate::replay::store::LogStore;
 use crate::runtime::{
     Budget, CancelToken, EngineOptions, EvalReport, EvalRequest, Fault, RuntimeError, Sandbox, SandboxEngine,
     SandboxOptions, ScriptError, StopReason,
 };
+use crate::runtime::{Divergence, Recorder, ReplayObservation, Tape};
 use crate::script::{self, ScriptLimits};
 
 /// Default script budget in milliseconds.
@@ -33,6 +37,69 @@ pub enum ReplError {
     /// The sandbox runtime failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// The session log could not be read.
+    #[error("session log: {0}")]
+    Session(String),
+}
+
+/// A durable session: its log is replayed when the REPL starts and every
+/// evaluation is appended to it.
+#[derive(Clone)]
+pub struct SessionConfig {
+    /// Session name.
+    pub name: String,
+    /// Where the log lives.
+    pub store: Arc<dyn LogStore>,
+    /// Boundary id recorded with new blocks (default `main`).
+    pub boundary: String,
+}
+
+impl std::fmt::Debug for SessionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionConfig").field("name", &self.name).field("boundary", &self.boundary).finish()
+    }
+}
+
+struct ActiveSession {
+    recorder: Arc<SessionRecorder>,
+    next_block: u64,
+    boundary: String,
+}
+
+/// How a replayed block matched its recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Same calls, same order, same outcome.
+    Ok,
+    /// The block left its recording (call count, tool order or throw position).
+    Drift,
+    /// The block threw, as it did when recorded.
+    Threw,
+}
+
+/// The verdict of one replayed block.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockVerdict {
+    /// Block number.
+    pub block: u64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The first divergence, for `drift`.
+    pub divergence: Option<Divergence>,
+    /// Calls whose outcome is unknown (the recording process died while they ran): `#index tool`.
+    pub outcome_unknown: Vec<String>,
+    /// The block's code (first line).
+    pub code: String,
+}
+
+/// What restoring a session found.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RestoreReport {
+    /// One verdict per block, in order.
+    pub blocks: Vec<BlockVerdict>,
+    /// One-line summary.
+    pub summary: String,
 }
 
 /// Settings of a [`Repl`].
@@ -50,6 +117,8 @@ pub struct ReplOptions {
     /// and every guest call goes through it (overriding `sandbox.handler`
     /// and `sandbox.tools`).
     pub dispatcher: Option<Arc<Dispatcher>>,
+    /// A durable session to resume and record into.
+    pub session: Option<SessionConfig>,
 }
 
 impl Default for ReplOptions {
@@ -60,6 +129,7 @@ impl Default for ReplOptions {
             text_cap: DEFAULT_TEXT_CAP,
             hard_wall: Duration::from_millis(HARD_WALL_MS),
             dispatcher: None,
+            session: None,
         }
     }
 }
@@ -144,6 +214,8 @@ pub struct Repl {
     sandbox: Option<Sandbox>,
     /// Why the previous context was lost, to report on the next evaluation.
     lost: Option<String>,
+    session: Option<ActiveSession>,
+    restore: Option<RestoreReport>,
 }
 
 impl std::fmt::Debug for Repl {
@@ -166,7 +238,102 @@ impl Repl {
             options.sandbox.tools = d.bindings();
         }
         let sandbox = Sandbox::new(&engine, options.sandbox.clone()).await?;
-        Ok(Self { engine, options, sandbox: Some(sandbox), lost: None })
+        let session_cfg = options.session.clone();
+        let mut repl = Self { engine, options, sandbox: Some(sandbox), lost: None, session: None, restore: None };
+        if let Some(cfg) = session_cfg {
+            repl.hydrate(cfg).await?;
+        }
+        Ok(repl)
+    }
+
+    /// What resuming the session found (`None` without a session).
+    pub fn restore_report(&self) -> Option<&RestoreReport> {
+        self.restore.as_ref()
+    }
+
+    /// Replay the session's recorded blocks (hydration `resume`): every
+    /// capability is answered from the log, so no tool runs again.
+    async fn hydrate(&mut self, cfg: SessionConfig) -> Result<(), ReplError> {
+        let events = cfg.store.load(&cfg.name).map_err(|e| ReplError::Session(e.to_string()))?;
+        let mut blocks: std::collections::BTreeMap<u64, Vec<Event>> = std::collections::BTreeMap::new();
+        for e in events {
+            blocks.entry(e.block).or_default().push(e.event);
+        }
+        let mut report = RestoreReport::default();
+        let mut next_block = 0;
+        for (n, events) in blocks {
+            next_block = n + 1;
+            let mut code = None;
+            let mut end = None;
+            let mut body = Vec::new();
+            for e in events {
+                match e {
+                    Event::Begin { code: c, .. } => code = Some(c),
+                    Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
+                    other => body.push(other),
+                }
+            }
+            let Some(code) = code else { continue };
+            let tools: Vec<String> = body
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Call { tool, .. } => Some(tool.clone()),
+                    _ => None,
+                })
+                .collect();
+            let budget = match end {
+                Some((_, true)) => Duration::from_millis(1000),
+                _ => Duration::from_millis(MAX_TIMEOUT_MS),
+            };
+            let (result, obs) = self.run_block(&code, budget, EvalOptions::default(), Tape::Replay(body)).await?;
+            let obs = obs.unwrap_or_default();
+            let threw_now = result.error.is_some();
+            let mut divergence = obs.divergence;
+            if divergence.is_none() {
+                if let Some((threw_then, _)) = end {
+                    if threw_then != threw_now {
+                        divergence = Some(Divergence {
+                            position: 0,
+                            call: None,
+                            expected: if threw_then { "a throw".into() } else { "completion".into() },
+                            actual: if threw_now { "a throw".into() } else { "completion".into() },
+                        });
+                    }
+                }
+            }
+            let verdict = if divergence.is_some() {
+                Verdict::Drift
+            } else if threw_now {
+                Verdict::Threw
+            } else {
+                Verdict::Ok
+            };
+            report.blocks.push(BlockVerdict {
+                block: n,
+                verdict,
+                divergence,
+                outcome_unknown: obs
+                    .unknown
+                    .iter()
+                    .map(|i| format!("#{i} {}", tools.get(*i as usize).map(String::as_str).unwrap_or("?")))
+                    .collect(),
+                code: code.lines().next().unwrap_or("").chars().take(120).collect(),
+            });
+        }
+        let count = |v: Verdict| report.blocks.iter().filter(|b| b.verdict == v).count();
+        let unknown: usize = report.blocks.iter().map(|b| b.outcome_unknown.len()).sum();
+        report.summary = format!(
+            "restored {} block(s): {} ok, {} threw, {} drift; {} call(s) with unknown outcome",
+            report.blocks.len(),
+            count(Verdict::Ok),
+            count(Verdict::Threw),
+            count(Verdict::Drift),
+            unknown
+        );
+        let recorder = Arc::new(SessionRecorder::new(cfg.store.clone(), cfg.name.clone()));
+        self.session = Some(ActiveSession { recorder, next_block, boundary: cfg.boundary });
+        self.restore = Some(report);
+        Ok(())
     }
 
     /// Evaluate `code` in this context.
@@ -185,16 +352,50 @@ impl Repl {
                 None => "this evaluation runs in a fresh context".to_string(),
             });
         }
+        let recorder = self.session.as_ref().map(|s| s.recorder.clone());
+        if let (Some(rec), Some(sess)) = (&recorder, &self.session) {
+            rec.set_block(sess.next_block);
+            let _ = rec.record(Event::Begin { code: code.to_string(), boundary: sess.boundary.clone() }, false);
+        }
+        let tape = match &recorder {
+            Some(r) => Tape::Record(r.clone()),
+            None => Tape::Off,
+        };
+        let (mut result, _) = self.run_block(code, timeout, opts, tape).await?;
+        if let (Some(rec), Some(sess)) = (&recorder, self.session.as_mut()) {
+            let end = Event::End {
+                threw: result.error.is_some(),
+                error: result.error.as_ref().map(|e| format!("{}: {}", e.name, e.message)),
+                stopped: result.timed_out || result.error.as_ref().is_some_and(|e| e.name == "AbortError"),
+            };
+            if let Err(e) = rec.record(end, true) {
+                result.stderr.push_str(&format!("[wrepl] warning: the session log could not be written: {e}\n"));
+            }
+            sess.next_block += 1;
+        }
+        if let Some(note) = reset_note {
+            result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
+            result.context_reset.get_or_insert(note);
+        }
+        Ok(result)
+    }
+
+    /// Evaluate one block with a tape; returns the result and, in replay
+    /// mode, how the block matched its recording.
+    async fn run_block(
+        &mut self,
+        code: &str,
+        timeout: Duration,
+        opts: EvalOptions,
+        tape: Tape,
+    ) -> Result<(EvalResult, Option<ReplayObservation>), ReplError> {
+        if self.sandbox.as_ref().is_none_or(|s| s.poisoned().is_some()) {
+            self.sandbox = None;
+            self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+        }
         let script = match script::prepare(code, &self.options.script_limits) {
             Ok(s) => s,
-            Err(rejected) => {
-                let mut r = EvalResult::refused(rejected.js_name(), rejected.to_string());
-                if let Some(note) = reset_note {
-                    r.stderr.push_str(&format!("[wrepl] note: {note}\n"));
-                    r.context_reset = Some(note);
-                }
-                return Ok(r);
-            }
+            Err(rejected) => return Ok((EvalResult::refused(rejected.js_name(), rejected.to_string()), None)),
         };
         let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
         if let Some(d) = &self.options.dispatcher {
@@ -206,8 +407,10 @@ impl Repl {
                 budget: Budget { script: timeout, wall: self.options.hard_wall },
                 fuel: opts.fuel,
                 cancel: opts.cancel,
+                tape,
             })
             .await;
+        let replay = report.replay.clone();
         let mut result = self.assemble(report, timeout);
         if let Some(d) = &self.options.dispatcher {
             let calls = d.finish_eval();
@@ -217,16 +420,22 @@ impl Repl {
             result.calls = calls.records;
             result.media = calls.media;
         }
-        if let Some(note) = reset_note {
-            result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
-            result.context_reset.get_or_insert(note);
-        }
-        Ok(result)
+        Ok((result, replay))
     }
 
     fn assemble(&mut self, report: EvalReport, timeout: Duration) -> EvalResult {
-        let EvalReport { value_json, text, error, stopped, fault, console, abandoned_calls, script_time, wall_time } =
-            report;
+        let EvalReport {
+            value_json,
+            text,
+            error,
+            stopped,
+            fault,
+            console,
+            abandoned_calls,
+            script_time,
+            wall_time,
+            ..
+        } = report;
         let timed_out = matches!(stopped, Some(StopReason::ScriptBudget | StopReason::WallClock))
             || matches!(fault, Some(Fault::Unresponsive(StopReason::ScriptBudget | StopReason::WallClock)));
         let mut context_reset = None;

@@ -8,3 +8,4 @@ mod cli;
 mod limits;
 mod pipeline;
 mod repl_semantics;
+mod sessions;

@@ -40,6 +40,15 @@ pub enum Event {
         /// Error kind (empty for results).
         error_kind: String,
     },
+    /// The host refused to start the call just recorded (no result follows).
+    Refused {
+        /// Index of the call among this block's `Call` events.
+        call: u32,
+        /// Error kind.
+        error_kind: String,
+        /// Error message.
+        message: String,
+    },
     /// The guest's timer fired (delivered).
     Timer {
         /// Timer id.
@@ -61,6 +70,9 @@ pub enum Event {
         threw: bool,
         /// The error's name and message, if any.
         error: Option<String>,
+        /// True when a budget or cancellation stopped the block.
+        #[serde(default)]
+        stopped: bool,
     },
 }
 

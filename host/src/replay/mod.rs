@@ -2,4 +2,5 @@
 //! events, and the machinery to restore a context from it.
 
 pub mod log;
+pub mod recorder;
 pub mod store;

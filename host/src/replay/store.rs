@@ -565,7 +565,7 @@ mod tests {
             (block, Event::Done { call: 0, ok: true, payload: "{}".into(), error_kind: String::new() }),
             (block, Event::Now { us: 1.5e15 }),
             (block, Event::Random { value: u64::MAX }),
-            (block, Event::End { threw: false, error: None }),
+            (block, Event::End { threw: false, error: None, stopped: false }),
         ]
     }
 

@@ -13,7 +13,9 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use super::bindings::wrepl::sandbox::{calls, host, types};
 use super::budget::{Budget, CancelToken, ScriptClock, StopReason};
 use super::console::{ConsoleBuffer, ConsoleOutput, CONSOLE_BUDGET_BYTES};
+use super::tape::{Cursor, Recorder, ReplayObservation, Tape};
 use super::{EngineOptions, SandboxOptions};
+use crate::replay::log::Event;
 
 /// Most inner calls in flight at once per sandbox.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
@@ -51,6 +53,10 @@ pub type CallFuture = Pin<Box<dyn Future<Output = Result<String, CallFailure>> +
 pub trait CallHandler: Send + Sync + 'static {
     /// Begin a call. Refusals that need no work may be returned directly.
     fn start(&self, tool: &str, input: &str) -> Result<CallFuture, CallFailure>;
+    /// A fingerprint of the tool's input schema, recorded with each call.
+    fn fingerprint(&self, _tool: &str) -> String {
+        String::new()
+    }
 }
 
 /// A handler with no tools: every call is refused.
@@ -167,6 +173,14 @@ pub(crate) struct HostState {
     stop_since: Option<Instant>,
     console: ConsoleBuffer,
     graceful_stop: bool,
+    /// Record mode: where boundary events go.
+    recorder: Option<Arc<dyn Recorder>>,
+    /// Replay mode: the block's recorded events.
+    cursor: Option<Cursor>,
+    /// Index (among this eval's calls) of each in-flight call id.
+    call_index: HashMap<u32, u32>,
+    /// Calls started in this eval (record mode).
+    calls_started: u32,
 }
 
 impl HostState {
@@ -188,6 +202,10 @@ impl HostState {
             stop_since: None,
             console: ConsoleBuffer::new(CONSOLE_BUDGET_BYTES),
             graceful_stop: engine.graceful_stop,
+            recorder: None,
+            cursor: None,
+            call_index: HashMap::new(),
+            calls_started: 0,
         }
     }
 
@@ -195,7 +213,14 @@ impl HostState {
         self.limits.peak
     }
 
-    pub(crate) fn begin_eval(&mut self, budget: Budget, cancel: CancelToken) {
+    pub(crate) fn begin_eval(&mut self, budget: Budget, cancel: CancelToken, tape: Tape) {
+        (self.recorder, self.cursor) = match tape {
+            Tape::Off => (None, None),
+            Tape::Record(r) => (Some(r), None),
+            Tape::Replay(events) => (None, Some(Cursor::new(events))),
+        };
+        self.call_index.clear();
+        self.calls_started = 0;
         self.budget = budget;
         self.cancel = cancel;
         self.clock = ScriptClock::start();
@@ -229,6 +254,8 @@ impl HostState {
         // Dropping the futures ends their work (processes are killed on drop).
         self.running = FuturesUnordered::new();
         self.active = false;
+        self.recorder = None;
+        self.call_index.clear();
         let script = self.clock.used();
         let wall = self.clock.wall();
         (self.console.take(), abandoned, script, wall)
@@ -257,9 +284,27 @@ impl HostState {
         }
     }
 
+    /// Take the replay observation (divergence, outcome-unknown calls) of the
+    /// evaluation that just ended; `None` outside replay mode.
+    pub(crate) fn take_replay(&mut self) -> Option<ReplayObservation> {
+        let mut c = self.cursor.take()?;
+        if c.divergence.is_none() && !c.is_exhausted() {
+            c.diverge(None, "the block ended".into());
+        }
+        Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
+    }
+
+    fn record(&self, event: Event, durable: bool) -> Result<(), String> {
+        match &self.recorder {
+            Some(r) => r.record(event, durable),
+            None => Ok(()),
+        }
+    }
+
     fn accept(&mut self, done: Done) -> Option<types::Completion> {
         // Unknown ids were cancelled or belong to an earlier evaluation.
         self.in_flight.remove(&done.id)?;
+        let index = self.call_index.remove(&done.id).unwrap_or(u32::MAX);
         if self.in_flight.is_empty() {
             self.clock.resume();
         }
@@ -275,7 +320,109 @@ impl HostState {
             Ok(json) => Ok(json),
             Err(f) => Err(types::CallError { kind: f.kind, message: cap_message(f.message) }),
         };
+        let event = match &outcome {
+            Ok(json) => Event::Done { call: index, ok: true, payload: json.clone(), error_kind: String::new() },
+            Err(e) => Event::Done { call: index, ok: false, payload: e.message.clone(), error_kind: e.kind.clone() },
+        };
+        let _ = self.record(event, false);
         Some(types::Completion::Call(types::CallDone { id: done.id, outcome }))
+    }
+
+    fn new_call_id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// Replay mode: answer `start-call` from the recording.
+    fn replay_start(&mut self, tool: String) -> Result<u32, types::CallError> {
+        let Some(c) = self.cursor.as_mut() else { unreachable!("replay_start outside replay") };
+        let index = c.next_call_index();
+        match c.peek() {
+            Some(Event::Call { tool: t, .. }) if *t == tool => {
+                c.next();
+            }
+            _ => {
+                c.diverge(Some(index), format!("call of {tool}"));
+                // End the block: nothing beyond the recording may run.
+                self.stop.get_or_insert(StopReason::Cancelled);
+                self.stop_since.get_or_insert_with(Instant::now);
+                return Err(call_error(
+                    "replay-drift",
+                    format!("replay drift: this block did not make call #{index} ({tool}) when it was recorded; nothing was run"),
+                ));
+            }
+        }
+        if let Some(Event::Refused { call, .. }) = c.peek() {
+            if *call == index {
+                let Some(Event::Refused { error_kind, message, .. }) = c.next() else { unreachable!() };
+                return Err(call_error(&error_kind, message));
+            }
+        }
+        let id = self.new_call_id();
+        if self.in_flight.is_empty() {
+            self.clock.pause();
+        }
+        let (abort, _) = AbortHandle::new_pair();
+        self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
+        self.call_index.insert(id, index);
+        Ok(id)
+    }
+
+    /// Replay mode: the next completion from the recording.
+    fn replay_next(&mut self) -> Option<types::Completion> {
+        if self.poll_budget().is_some() || !self.active {
+            return Some(types::Completion::Interrupted);
+        }
+        let c = self.cursor.as_mut()?;
+        match c.peek() {
+            Some(Event::Done { call, .. }) => {
+                let call = *call;
+                let id = self.call_index.iter().find(|(_, i)| **i == call).map(|(id, _)| *id);
+                let Some(id) = id else {
+                    c.diverge(Some(call), "a completion of a call that was not started".into());
+                    self.stop.get_or_insert(StopReason::Cancelled);
+                    return Some(types::Completion::Interrupted);
+                };
+                let Some(Event::Done { ok, payload, error_kind, .. }) = c.next() else { unreachable!() };
+                self.in_flight.remove(&id);
+                self.call_index.remove(&id);
+                if self.in_flight.is_empty() {
+                    self.clock.resume();
+                }
+                let outcome = if ok { Ok(payload) } else { Err(call_error(&error_kind, payload)) };
+                Some(types::Completion::Call(types::CallDone { id, outcome }))
+            }
+            Some(Event::Timer { id }) => {
+                let id = *id;
+                c.next();
+                self.disarm(id);
+                Some(types::Completion::Timer(id))
+            }
+            None if !self.in_flight.is_empty() => {
+                // The recording ends while calls were running: the process
+                // died between intent and completion. Never re-run them.
+                let (&id, _) = self.in_flight.iter().min_by_key(|(id, _)| **id)?;
+                let index = self.call_index.remove(&id).unwrap_or(u32::MAX);
+                self.in_flight.remove(&id);
+                if let Some(c) = self.cursor.as_mut() {
+                    c.unknown.push(index);
+                }
+                Some(types::Completion::Call(types::CallDone {
+                    id,
+                    outcome: Err(call_error(
+                        "outcome-unknown",
+                        "outcome_unknown: the process that ran this call ended before it completed; whether it took effect is unknown, so it was not run again".into(),
+                    )),
+                }))
+            }
+            None if self.in_flight.is_empty() && self.timers.is_empty() => None,
+            _ => {
+                c.diverge(None, "waiting for a completion".into());
+                self.stop.get_or_insert(StopReason::Cancelled);
+                Some(types::Completion::Interrupted)
+            }
+        }
     }
 
     fn pop_due_timer(&mut self, now: Instant) -> Option<u32> {
@@ -336,12 +483,34 @@ impl calls::Host for HostState {
                 ),
             )));
         }
+        if self.cursor.is_some() {
+            return Ok(self.replay_start(tool));
+        }
+        let index = self.calls_started;
+        self.calls_started += 1;
+        if self.recorder.is_some() {
+            let schema = self.handler.fingerprint(&tool);
+            let intent = Event::Call { tool: tool.clone(), input: input.clone(), schema };
+            if let Err(e) = self.record(intent, true) {
+                return Ok(Err(call_error(
+                    "log-failure",
+                    format!("the call was not run because its intent could not be written to the replay log: {e}"),
+                )));
+            }
+        }
         let fut = match self.handler.start(&tool, &input) {
             Ok(f) => f,
-            Err(f) => return Ok(Err(types::CallError { kind: f.kind, message: cap_message(f.message) })),
+            Err(f) => {
+                let message = cap_message(f.message);
+                let _ = self.record(
+                    Event::Refused { call: index, error_kind: f.kind.clone(), message: message.clone() },
+                    false,
+                );
+                return Ok(Err(types::CallError { kind: f.kind, message }));
+            }
         };
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let id = self.new_call_id();
+        self.call_index.insert(id, index);
         let (abort, registration) = AbortHandle::new_pair();
         let fut = Abortable::new(fut, registration);
         self.running.push(Box::pin(async move { fut.await.ok().map(|result| Done { id, result }) }));
@@ -353,9 +522,13 @@ impl calls::Host for HostState {
     }
 
     async fn next_completion(&mut self) -> Option<types::Completion> {
+        if self.cursor.is_some() {
+            return self.replay_next();
+        }
         loop {
             let now = Instant::now();
             if let Some(id) = self.pop_due_timer(now) {
+                let _ = self.record(Event::Timer { id }, false);
                 return Some(types::Completion::Timer(id));
             }
             if self.poll_budget().is_some() || !self.active {
@@ -406,11 +579,31 @@ fn truncate_name(s: &str) -> String {
 
 impl host::Host for HostState {
     fn now_us(&mut self) -> wasmtime::Result<f64> {
-        Ok(self.ambient.now_us())
+        if let Some(c) = self.cursor.as_mut() {
+            if let Some(Event::Now { us }) = c.peek() {
+                let us = *us;
+                c.next();
+                return Ok(us);
+            }
+            c.diverge(None, "a clock read".into());
+        }
+        let us = self.ambient.now_us();
+        let _ = self.record(Event::Now { us }, false);
+        Ok(us)
     }
 
     fn random_u64(&mut self) -> wasmtime::Result<u64> {
-        Ok(self.ambient.random_u64())
+        if let Some(c) = self.cursor.as_mut() {
+            if let Some(Event::Random { value }) = c.peek() {
+                let value = *value;
+                c.next();
+                return Ok(value);
+            }
+            c.diverge(None, "a random draw".into());
+        }
+        let value = self.ambient.random_u64();
+        let _ = self.record(Event::Random { value }, false);
+        Ok(value)
     }
 
     fn console_write(&mut self, target: types::ConsoleStream, text: String) -> wasmtime::Result<()> {

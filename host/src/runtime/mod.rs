@@ -6,11 +6,13 @@ mod budget;
 mod console;
 mod engine;
 mod host;
+mod tape;
 
 pub use budget::{Budget, CancelToken, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
 pub use engine::{EngineOptions, SandboxEngine};
 pub use host::{Ambient, CallFailure, CallFuture, CallHandler, NoTools, SystemAmbient};
+pub use tape::{Divergence, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -108,6 +110,8 @@ pub struct EvalRequest {
     pub fuel: Option<u64>,
     /// External cancellation.
     pub cancel: CancelToken,
+    /// Record, replay, or neither.
+    pub tape: Tape,
 }
 
 /// An exception that escaped the script.
@@ -178,6 +182,8 @@ pub struct EvalReport {
     pub script_time: Duration,
     /// Wall time of the evaluation.
     pub wall_time: Duration,
+    /// In replay mode: how the block matched its recording.
+    pub replay: Option<ReplayObservation>,
 }
 
 /// One guest instance: a persistent QuickJS runtime and its store.
@@ -215,9 +221,11 @@ impl Sandbox {
                 .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
                 .collect(),
         };
-        store
-            .data_mut()
-            .begin_eval(Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) }, CancelToken::new());
+        store.data_mut().begin_eval(
+            Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
+            CancelToken::new(),
+            Tape::Off,
+        );
         let init = guest.wrepl_sandbox_repl().call_init(&mut store, &config).await;
         store.data_mut().end_eval();
         match init {
@@ -242,13 +250,18 @@ impl Sandbox {
             let _ = self.store.set_fuel(req.fuel.unwrap_or(u64::MAX));
         }
         self.store.set_epoch_deadline(1);
-        self.store.data_mut().begin_eval(req.budget, req.cancel.clone());
+        self.store.data_mut().begin_eval(req.budget, req.cancel.clone(), req.tape.clone());
         let result = self.guest.wrepl_sandbox_repl().call_eval(&mut self.store, &req.script).await;
         let state = self.store.data_mut();
         let stop = state.stop_reason();
+        let replay = state.take_replay();
         let (console, abandoned, script_time, wall_time) = state.end_eval();
         match result {
-            Ok(outcome) => EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time),
+            Ok(outcome) => {
+                let mut r = EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time);
+                r.replay = replay;
+                r
+            }
             Err(e) => {
                 let fault = classify_trap(&e, stop);
                 self.poisoned = Some(fault.clone());
@@ -262,6 +275,7 @@ impl Sandbox {
                     abandoned_calls: abandoned,
                     script_time,
                     wall_time,
+                    replay,
                 }
             }
         }
@@ -308,6 +322,7 @@ impl EvalReport {
             abandoned_calls: Vec::new(),
             script_time: Duration::ZERO,
             wall_time: Duration::ZERO,
+            replay: None,
         }
     }
 
@@ -334,6 +349,7 @@ impl EvalReport {
             abandoned_calls: abandoned,
             script_time,
             wall_time,
+            replay: None,
         }
     }
 }

@@ -1,0 +1,224 @@
+//! Durable sessions: record, resume by replay (no side effect runs twice),
+//! drift verdicts, outcome_unknown after a crash, tamper detection.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use wrepl::repl::{SessionConfig, Verdict};
+use wrepl::replay::log::Event;
+use wrepl::replay::store::{LogStore, SqliteStore};
+
+use crate::support::*;
+
+fn wrepl_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err_text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn separate_processes_continue_one_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite3");
+    let store = store.to_str().unwrap();
+    let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "s", "-e", "let n = 1"]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "s", "-e", "n + 1"]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    assert_eq!(out(&o).trim(), "2");
+    assert!(err_text(&o).contains("restored 1 block(s): 1 ok"), "{}", err_text(&o));
+}
+
+#[test]
+fn resume_does_not_rerun_side_effects() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite3");
+    let store = store.to_str().unwrap();
+    let code = "const before = await sh('echo tick >> counter; wc -l < counter'); const r = Math.random(); const t0 = Date.now(); before";
+    let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "c", "--allow", "Bash", "-e", code]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    assert_eq!(out(&o).trim(), "1");
+    let o = wrepl_in(
+        dir.path(),
+        &[
+            "eval",
+            "--store",
+            store,
+            "--session",
+            "c",
+            "--allow",
+            "Bash",
+            "-e",
+            "await sh('echo tick >> counter'); [before.trim(), typeof r, t0 > 0]",
+        ],
+    );
+    assert!(o.status.success(), "{}", err_text(&o));
+    assert!(out(&o).contains("\"1\""), "{}", out(&o));
+    // a third process restores both blocks; the counter shows exactly one write per original call
+    let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "c", "-e", "[r === r, before]"]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    assert!(err_text(&o).contains("restored 2 block(s): 2 ok"), "{}", err_text(&o));
+    assert_eq!(std::fs::read_to_string(dir.path().join("counter")).unwrap(), "tick\ntick\n");
+    // the log shows the calls and verifies
+    let o = wrepl_in(dir.path(), &["log", "show", "c", "--store", store]);
+    assert!(out(&o).contains("call #0 Bash"), "{}", out(&o));
+    let o = wrepl_in(dir.path(), &["log", "verify", "c", "--store", store]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(out(&o).contains("hash chain intact"));
+}
+
+async fn resumed(store: Arc<SqliteStore>, name: &str) -> wrepl::Repl {
+    let engine = shared_engine();
+    let mut opts = wrepl::ReplOptions::default();
+    opts.sandbox.handler = test_tools();
+    opts.sandbox.tools =
+        TEST_TOOLS.iter().map(|n| wrepl::runtime::ToolBinding { name: n.to_string(), global: n.to_string() }).collect();
+    opts.session = Some(SessionConfig { name: name.into(), store, boundary: "main".into() });
+    wrepl::Repl::with_engine(engine, opts).await.unwrap()
+}
+
+fn call(tool: &str) -> Event {
+    Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new() }
+}
+
+fn done(i: u32) -> Event {
+    Event::Done { call: i, ok: true, payload: "{}".into(), error_kind: String::new() }
+}
+
+fn block(code: &str, body: Vec<Event>, threw: bool) -> Vec<Event> {
+    let mut v = vec![Event::Begin { code: code.into(), boundary: "main".into() }];
+    v.extend(body);
+    v.push(Event::End { threw, error: None, stopped: false });
+    v
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn drift_verdicts_name_the_first_divergence() {
+    let store = Arc::new(SqliteStore::in_memory().unwrap());
+    let blocks = [
+        // 0: faithful
+        block("globalThis.a = (await t({})); 1", vec![call("t"), done(0)], false),
+        // 1: count: the code makes two calls, the log has one
+        block("await t({}); await t({}); 2", vec![call("t"), done(0)], false),
+        // 2: order: the log has `sleep` where the code calls `t`
+        block("await t({}); 3", vec![call("sleep"), done(0)], false),
+        // 3: throw position: recorded as a throw, replays as a completion
+        block("4", vec![], true),
+        // 4: a block that threw and throws again
+        block("throw new Error('x')", vec![], true),
+        // 5: the code makes fewer calls than recorded
+        block("5", vec![call("t"), done(0)], false),
+    ];
+    for (i, b) in blocks.iter().enumerate() {
+        let evs: Vec<(u64, Event)> = b.iter().cloned().map(|e| (i as u64, e)).collect();
+        store.append("d", &evs).unwrap();
+    }
+    let r = resumed(store.clone(), "d").await;
+    let rep = r.restore_report().unwrap();
+    let verdicts: Vec<Verdict> = rep.blocks.iter().map(|b| b.verdict).collect();
+    assert_eq!(
+        verdicts,
+        vec![Verdict::Ok, Verdict::Drift, Verdict::Drift, Verdict::Drift, Verdict::Threw, Verdict::Drift],
+        "{rep:?}"
+    );
+    let count = rep.blocks[1].divergence.as_ref().unwrap();
+    assert_eq!(count.call, Some(1));
+    assert!(count.actual.contains("call of t"), "{count:?}");
+    let order = rep.blocks[2].divergence.as_ref().unwrap();
+    assert_eq!(order.call, Some(0));
+    assert!(order.expected.contains("sleep") && order.actual.contains("t"), "{order:?}");
+    assert!(rep.summary.contains("6 block(s)"), "{}", rep.summary);
+    // the faithful block's effect is back
+    let mut r = r;
+    assert_eq!(ok(&ev(&mut r, "a").await), json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn extra_calls_beyond_the_cache_run_nothing() {
+    let store = Arc::new(SqliteStore::in_memory().unwrap());
+    let b = block("await t({}); await sleep({ms: 1}); 1", vec![call("t"), done(0)], false);
+    store.append("x", &b.into_iter().map(|e| (0, e)).collect::<Vec<_>>()).unwrap();
+    let tools = test_tools();
+    let engine = shared_engine();
+    let mut opts = wrepl::ReplOptions::default();
+    opts.sandbox.handler = tools.clone();
+    opts.sandbox.tools =
+        TEST_TOOLS.iter().map(|n| wrepl::runtime::ToolBinding { name: n.to_string(), global: n.to_string() }).collect();
+    opts.session = Some(SessionConfig { name: "x".into(), store, boundary: "main".into() });
+    let r = wrepl::Repl::with_engine(engine, opts).await.unwrap();
+    assert_eq!(r.restore_report().unwrap().blocks[0].verdict, Verdict::Drift);
+    assert!(tools.log.lock().unwrap().is_empty(), "replay must not run any tool");
+}
+
+#[test]
+fn kill_during_a_call_resumes_as_outcome_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite3");
+    let store = store.to_str().unwrap().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args([
+            "eval",
+            "--store",
+            &store,
+            "--session",
+            "k",
+            "--allow",
+            "Bash",
+            "-e",
+            "let before = 1; await sh('echo ran >> marker; sleep 3')",
+        ])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // wait until the command is running (its intent is on disk by then)
+    for _ in 0..100 {
+        if dir.path().join("marker").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(dir.path().join("marker").exists(), "the command did not start");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let o = wrepl_in(dir.path(), &["eval", "--store", &store, "--session", "k", "--allow", "Bash", "-e", "before"]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    assert_eq!(out(&o).trim(), "1");
+    assert!(err_text(&o).contains("1 call(s) with unknown outcome"), "{}", err_text(&o));
+    assert!(err_text(&o).contains("#0 Bash"), "{}", err_text(&o));
+    // never re-run: the marker has one line
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(std::fs::read_to_string(dir.path().join("marker")).unwrap(), "ran\n");
+    let o = wrepl_in(dir.path(), &["log", "show", "k", "--store", &store]);
+    assert!(out(&o).contains("outcome_unknown"), "{}", out(&o));
+}
+
+#[test]
+fn tampered_log_is_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite3");
+    let s = store.to_str().unwrap();
+    let o = wrepl_in(dir.path(), &["eval", "--store", s, "--session", "t", "-e", "let secret = 'a'", "-e", "secret"]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    let o = wrepl_in(dir.path(), &["log", "verify", "t", "--store", s]);
+    assert!(o.status.success());
+    {
+        let db = rusqlite::Connection::open(&store).unwrap();
+        db.execute("UPDATE events SET json = replace(json, 'secret = ''a''', 'secret = ''b''') WHERE seq = 0", [])
+            .unwrap();
+    }
+    let o = wrepl_in(dir.path(), &["log", "verify", "t", "--store", s]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(out(&o).contains("TAMPERED at event 0"), "{}", out(&o));
+}
