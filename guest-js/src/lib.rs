@@ -132,6 +132,17 @@ fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
             (host::random_u64() >> 11) as f64 / (1u64 << 53) as f64
         })?,
     )?;
+    native.set(
+        "registerTool",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'_>, name: String, description: String, schema: String, display: String| -> rquickjs::Result<()> {
+                host::register_tool(&name, &description, &schema, &display)
+                    .map_err(|msg| Exception::throw_type(&ctx, &format!("registerTool: {msg}")))
+            },
+        )?,
+    )?;
+    native.set("unregisterTool", Function::new(ctx.clone(), |name: String| host::unregister_tool(&name))?)?;
     native.set("sealed", SEALED)?;
     Ok(native)
 }

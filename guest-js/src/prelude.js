@@ -339,6 +339,60 @@
     define("chdir", function chdir(dir) { return callTool("chdir", { path: StringCtor(dir) }); });
   }
 
+  // ---- dynamic tools --------------------------------------------------------
+  const nativeRegister = native.registerTool;
+  const nativeUnregister = native.unregisterTool;
+  const registered = new MapCtor();
+  const NAME_RE = /^[a-zA-Z0-9_-]{1,111}$/;
+  const builtinNames = new SetCtor(Object.getOwnPropertyNames(G));
+  function toolInfo(name, t) {
+    return { name, wireName: "eval_registered__" + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
+  }
+  define("registerTool", function registerTool(name, description, schema, handler, options) {
+    if (typeof name !== "string" || !NAME_RE.test(name)) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
+    if (builtinNames.has(name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
+    if (typeof description !== "string") throw new TypeError("registerTool: the description must be a string");
+    if (typeof handler !== "function") throw new TypeError("registerTool: the handler must be a function");
+    if (schema === null || typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("registerTool: the schema must be a JSON Schema object");
+    let schemaJson;
+    try { schemaJson = JSONStringify(schema); } catch (e) { throw new TypeError("registerTool: the schema is not JSON-serializable: " + describeError(e).message); }
+    if (typeof schemaJson !== "string") throw new TypeError("registerTool: the schema is not JSON-serializable");
+    let displayName = "";
+    if (options !== null && typeof options === "object" && typeof options.displayName === "string") displayName = options.displayName;
+    nativeRegister(name, description, schemaJson, displayName);
+    registered.set(name, { description, schemaJson, handler, displayName });
+    return "eval_registered__" + name;
+  });
+  define("unregisterTool", function unregisterTool(name) {
+    const had = registered.delete(StringCtor(name));
+    nativeUnregister(StringCtor(name));
+    return had;
+  });
+  define("listTools", function listTools() {
+    const out = [];
+    for (const [name, t] of registered) out.push(toolInfo(name, t));
+    return out;
+  });
+  define("getTool", function getTool(name) {
+    const t = registered.get(StringCtor(name));
+    return t ? toolInfo(StringCtor(name), t) : undefined;
+  });
+  // Used by the host's synthetic invocation script; not for scripts.
+  define("__wrepl_invoke_registered", async function (name, input) {
+    const t = registered.get(name);
+    if (!t) throw new SandboxError("no registered tool named " + name);
+    let out;
+    try {
+      out = await t.handler(input);
+    } catch (e) {
+      if (e instanceof ErrorCtor) throw e;
+      const err = new ErrorCtor("the tool " + name + " threw a non-Error value: " + safeText(e));
+      err.name = "ToolHandlerError";
+      throw err;
+    }
+    return out;
+  });
+
   // ---- per-eval control ---------------------------------------------------
   function deepResolve(v, depth, seen) {
     if (isThenable(v)) return PromiseResolve(v).then((r) => deepResolve(r, depth, seen));

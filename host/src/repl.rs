@@ -198,6 +198,8 @@ pub struct EvalResult {
     pub calls: Vec<CallRecord>,
     /// Images and PDFs returned by inner calls (at most 8 and 4).
     pub media: Vec<crate::tools::Media>,
+    /// Wire names (`eval_registered__<name>`) of tools this evaluation registered.
+    pub new_tools: Vec<String>,
 }
 
 impl EvalResult {
@@ -244,6 +246,54 @@ impl Repl {
             repl.hydrate(cfg).await?;
         }
         Ok(repl)
+    }
+
+    /// Tools the script registered with `registerTool`.
+    pub fn registered_tools(&self) -> Vec<crate::runtime::RegisteredTool> {
+        self.sandbox.as_ref().map(|s| s.registered_tools()).unwrap_or_default()
+    }
+
+    /// A model's call of a registered tool (`eval_registered__<name>` or the
+    /// bare name): the input is validated against the tool's schema, the
+    /// pipeline must approve (registered tools always ask), then the handler
+    /// runs in the guest realm as an evaluation of its own (recorded, so
+    /// replay restores what it did).
+    pub async fn call_registered(
+        &mut self,
+        name: &str,
+        input: serde_json::Value,
+        opts: EvalOptions,
+    ) -> Result<EvalResult, ReplError> {
+        let name = name.strip_prefix("eval_registered__").unwrap_or(name);
+        let tool = self
+            .registered_tools()
+            .into_iter()
+            .find(|t| t.name == name)
+            .ok_or_else(|| ReplError::InvalidInput(format!("no registered tool named {name:?}")))?;
+        let validator = jsonschema::validator_for(&tool.input_schema)
+            .map_err(|e| ReplError::InvalidInput(format!("the schema of {name} is invalid: {e}")))?;
+        let errors: Vec<String> = validator.iter_errors(&input).take(5).map(|e| e.to_string()).collect();
+        if !errors.is_empty() {
+            return Ok(EvalResult::refused(
+                "ToolInputError",
+                format!("invalid input for {name}: {}", errors.join("; ")),
+            ));
+        }
+        let decision = match &self.options.dispatcher {
+            Some(d) => d.authorize_registered(name, &input).await,
+            None => Err(crate::runtime::CallFailure::new(
+                "denied",
+                format!(
+                    "Execute registered tool \"{name}\": registered tools always ask, and no pipeline is configured"
+                ),
+            )),
+        };
+        if let Err(f) = decision {
+            return Ok(EvalResult::refused("PermissionDenied", f.message));
+        }
+        let code =
+            format!("await __wrepl_invoke_registered({}, {})", serde_json::Value::String(name.to_string()), input);
+        self.eval(&code, opts).await
     }
 
     /// What resuming the session found (`None` without a session).
@@ -361,7 +411,14 @@ impl Repl {
             Some(r) => Tape::Record(r.clone()),
             None => Tape::Off,
         };
+        let before: Vec<crate::runtime::RegisteredTool> = self.registered_tools();
         let (mut result, _) = self.run_block(code, timeout, opts, tape).await?;
+        result.new_tools = self
+            .registered_tools()
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .map(|t| format!("eval_registered__{}", t.name))
+            .collect();
         if let (Some(rec), Some(sess)) = (&recorder, self.session.as_mut()) {
             let end = Event::End {
                 threw: result.error.is_some(),
@@ -474,6 +531,7 @@ impl Repl {
             wall_ms: wall_time.as_secs_f64() * 1e3,
             calls: Vec::new(),
             media: Vec::new(),
+            new_tools: Vec::new(),
         }
     }
 }
@@ -531,6 +589,7 @@ impl EvalResult {
             wall_ms: 0.0,
             calls: Vec::new(),
             media: Vec::new(),
+            new_tools: Vec::new(),
         }
     }
 }

@@ -7,5 +7,6 @@ mod calls;
 mod cli;
 mod limits;
 mod pipeline;
+mod registered;
 mod repl_semantics;
 mod sessions;

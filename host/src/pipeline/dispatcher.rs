@@ -94,6 +94,7 @@ pub struct EvalCalls {
 
 struct Registered {
     tool: Arc<dyn Tool>,
+    fingerprint: String,
     input: jsonschema::Validator,
     output: Option<jsonschema::Validator>,
 }
@@ -181,7 +182,8 @@ impl Dispatcher {
             }
             let input = compile(&name, &tool.input_schema())?;
             let output = tool.output_schema().map(|s| compile(&name, &s)).transpose()?;
-            map.insert(name, Registered { tool, input, output });
+            let fingerprint = crate::replay::store::fingerprint(&tool.input_schema());
+            map.insert(name, Registered { tool, fingerprint, input, output });
         }
         let cwd = config.workspace.default_cwd().to_path_buf();
         Ok(Self {
@@ -320,6 +322,40 @@ impl Dispatcher {
                 });
                 Err(f)
             }
+        }
+    }
+
+    /// Authorize a model's call of a script-registered tool. Registered tools
+    /// always ask (`Execute registered tool "<name>"`): PreToolUse hooks and
+    /// deny rules may refuse first; without an approver the answer is no.
+    pub async fn authorize_registered(&self, name: &str, input: &Value) -> Result<(), CallFailure> {
+        let wire = format!("eval_registered__{name}");
+        let cwd = self.workspace.default_cwd().to_path_buf();
+        let id = new_tool_use_id();
+        if self.hooks.has_hooks(HookEvent::PreToolUse, &wire) {
+            let ctx = HookContext { session_id: &self.session_id, tool_name: &wire, tool_use_id: &id, cwd: &cwd };
+            let pre = self.hooks.pre_tool_use(&ctx, input).await;
+            if pre.decision == Some(Decision::Deny) {
+                return Err(CallFailure::new(
+                    "denied",
+                    format!("a PreToolUse hook denied {wire}: {}", pre.reason.unwrap_or_default()),
+                ));
+            }
+        }
+        let req = PermissionRequest { tool: &wire, command: None, paths: &[], project_root: &cwd };
+        if let Some(m) = self.rules.evaluate(&req) {
+            if m.decision == Decision::Deny {
+                return Err(CallFailure::new("denied", format!("{wire} is denied by the rule {:?}", m.rule)));
+            }
+        }
+        let why = format!("Execute registered tool \"{name}\"");
+        match &self.approver {
+            Some(a) if a.approve(&wire, input, &why).await => Ok(()),
+            Some(_) => Err(CallFailure::new("denied", format!("{why}: the approver declined"))),
+            None => Err(CallFailure::new(
+                "denied",
+                format!("{why}: registered tools always ask, and nobody can be asked in this session"),
+            )),
         }
     }
 
@@ -580,6 +616,10 @@ impl CallHandler for Arc<Dispatcher> {
             return Err(CallFailure::new("invalid-input", format!("the input of {tool} is not valid JSON")));
         }
         Ok(Box::pin(self.clone().dispatch(tool.to_string(), input.to_string())))
+    }
+
+    fn fingerprint(&self, tool: &str) -> String {
+        self.tools.get(tool).map(|r| r.fingerprint.clone()).unwrap_or_default()
     }
 }
 

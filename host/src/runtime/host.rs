@@ -181,6 +181,28 @@ pub(crate) struct HostState {
     call_index: HashMap<u32, u32>,
     /// Calls started in this eval (record mode).
     calls_started: u32,
+    /// Tools the script registered (`registerTool`), by name.
+    pub(crate) registered: std::collections::BTreeMap<String, RegisteredTool>,
+}
+
+/// Most registered tools per context.
+pub const MAX_REGISTERED_TOOLS: usize = 100;
+
+/// A tool defined by the script with `registerTool`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RegisteredTool {
+    /// Name (the model sees `eval_registered__<name>`).
+    pub name: String,
+    /// Description for the model.
+    pub description: String,
+    /// Input JSON Schema.
+    pub input_schema: serde_json::Value,
+    /// Optional display name.
+    pub display_name: Option<String>,
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    (1..=111).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl HostState {
@@ -206,6 +228,7 @@ impl HostState {
             cursor: None,
             call_index: HashMap::new(),
             calls_started: 0,
+            registered: std::collections::BTreeMap::new(),
         }
     }
 
@@ -628,6 +651,44 @@ impl host::Host for HostState {
     fn clear_timer(&mut self, id: u32) -> wasmtime::Result<()> {
         self.disarm(id);
         Ok(())
+    }
+
+    fn register_tool(
+        &mut self,
+        name: String,
+        description: String,
+        schema: String,
+        display_name: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        if !valid_tool_name(&name) {
+            return Ok(Err("the name must match ^[a-zA-Z0-9_-]{1,111}$".into()));
+        }
+        if description.chars().count() > 10_000 {
+            return Ok(Err("the description is longer than 10000 characters".into()));
+        }
+        if display_name.chars().count() > 200 {
+            return Ok(Err("the display name is longer than 200 characters".into()));
+        }
+        if schema.len() > 64 << 10 {
+            return Ok(Err("the schema is larger than 64 KiB".into()));
+        }
+        let input_schema: serde_json::Value = match serde_json::from_str(&schema) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            _ => return Ok(Err("the schema must be a JSON object".into())),
+        };
+        if let Err(e) = jsonschema::validator_for(&input_schema) {
+            return Ok(Err(format!("the schema is not a valid JSON Schema: {e}")));
+        }
+        if !self.registered.contains_key(&name) && self.registered.len() >= MAX_REGISTERED_TOOLS {
+            return Ok(Err(format!("at most {MAX_REGISTERED_TOOLS} tools may be registered")));
+        }
+        let display_name = (!display_name.is_empty()).then_some(display_name);
+        self.registered.insert(name.clone(), RegisteredTool { name, description, input_schema, display_name });
+        Ok(Ok(()))
+    }
+
+    fn unregister_tool(&mut self, name: String) -> wasmtime::Result<bool> {
+        Ok(self.registered.remove(&name).is_some())
     }
 
     fn should_interrupt(&mut self) -> wasmtime::Result<bool> {

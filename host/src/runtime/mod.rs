@@ -11,7 +11,9 @@ mod tape;
 pub use budget::{Budget, CancelToken, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
 pub use engine::{EngineOptions, SandboxEngine};
-pub use host::{Ambient, CallFailure, CallFuture, CallHandler, NoTools, SystemAmbient};
+pub use host::{
+    Ambient, CallFailure, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS,
+};
 pub use tape::{Divergence, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
@@ -279,6 +281,11 @@ impl Sandbox {
                 }
             }
         }
+    }
+
+    /// Tools the script registered, by name.
+    pub fn registered_tools(&self) -> Vec<RegisteredTool> {
+        self.store.data().registered.values().cloned().collect()
     }
 
     /// Peak linear memory the guest asked for, in bytes.

@@ -1,0 +1,139 @@
+//! Script-registered tools (SPEC §5): registration and its limits, model
+//! calls through the pipeline (always ask), and restoration by replay.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+use wrepl::pipeline::dispatcher::{Approver, Dispatcher, PipelineConfig};
+use wrepl::pipeline::settings::Settings;
+use wrepl::repl::{EvalOptions, Repl, ReplOptions, SessionConfig};
+use wrepl::replay::store::SqliteStore;
+use wrepl::tools::{builtin_tools, Workspace};
+
+use crate::support::*;
+
+struct Yes;
+
+impl Approver for Yes {
+    fn approve(&self, _tool: &str, _input: &Value, reason: &str) -> BoxFuture<'static, bool> {
+        let ok = reason.starts_with("Execute registered tool");
+        Box::pin(async move { ok })
+    }
+}
+
+async fn repl(dir: &std::path::Path, approver: bool, session: Option<(Arc<SqliteStore>, &str)>) -> Repl {
+    let config = PipelineConfig {
+        settings: Settings::default(),
+        allow: vec!["Bash".into()],
+        deny: Vec::new(),
+        workspace: Arc::new(Workspace::new([dir]).unwrap()),
+        approver: if approver { Some(Arc::new(Yes)) } else { None },
+        events: None,
+        session_id: "t".into(),
+    };
+    let d = Arc::new(Dispatcher::new(config, builtin_tools()).unwrap());
+    let session = session.map(|(store, name)| SessionConfig { name: name.into(), store, boundary: "main".into() });
+    Repl::with_engine(shared_engine(), ReplOptions { dispatcher: Some(d), session, ..Default::default() })
+        .await
+        .unwrap()
+}
+
+const DOUBLE: &str = "registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, async ({n}) => ({doubled: n * 2}), {displayName: 'Double'})";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn register_list_and_call_with_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = repl(dir.path(), true, None).await;
+    let res = ev(&mut r, DOUBLE).await;
+    assert_eq!(ok(&res), json!("eval_registered__double"));
+    assert_eq!(res.new_tools, vec!["eval_registered__double".to_string()]);
+    let list = ok(&ev(&mut r, "listTools().map(t => [t.name, t.wireName, t.displayName])").await);
+    assert_eq!(list, json!([["double", "eval_registered__double", "Double"]]));
+    assert_eq!(ok(&ev(&mut r, "getTool('double').inputSchema.required").await), json!(["n"]));
+    assert_eq!(ok(&ev(&mut r, "getTool('nope') === undefined").await), json!(true));
+    let tools = r.registered_tools();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].input_schema["required"], json!(["n"]));
+
+    let res = r.call_registered("eval_registered__double", json!({"n": 21}), EvalOptions::default()).await.unwrap();
+    assert_eq!(ok(&res), json!({"doubled": 42}));
+    // schema-checked before anything runs
+    let res = r.call_registered("double", json!({"n": "x"}), EvalOptions::default()).await.unwrap();
+    assert_eq!(err(&res).0, "ToolInputError");
+    // the handler may use inner tools
+    ev(
+        &mut r,
+        "registerTool('echo', 'echo', {type: 'object'}, async (i) => (await sh('echo ' + shQuote(i.s))).trim())",
+    )
+    .await;
+    let res = r.call_registered("echo", json!({"s": "hi there"}), EvalOptions::default()).await.unwrap();
+    assert_eq!(ok(&res), json!("hi there"));
+    // non-Error throws become readable errors
+    ev(&mut r, "registerTool('bad', 'throws', {type: 'object'}, () => { throw {code: 7} })").await;
+    let res = r.call_registered("bad", json!({}), EvalOptions::default()).await.unwrap();
+    let (name, msg) = err(&res);
+    assert_eq!(name, "ToolHandlerError");
+    assert!(msg.contains("\"code\":7"), "{msg}");
+    assert_eq!(ok(&ev(&mut r, "unregisterTool('bad')").await), json!(true));
+    assert_eq!(r.registered_tools().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registered_tools_always_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = repl(dir.path(), false, None).await;
+    ok(&ev(&mut r, DOUBLE).await);
+    let res = r.call_registered("double", json!({"n": 1}), EvalOptions::default()).await.unwrap();
+    let (name, msg) = err(&res);
+    assert_eq!(name, "PermissionDenied");
+    assert!(msg.contains("Execute registered tool \"double\""), "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registration_abuse_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = repl(dir.path(), true, None).await;
+    for code in [
+        "registerTool('bad name', 'd', {}, () => 1)",
+        "registerTool('x'.repeat(112), 'd', {}, () => 1)",
+        "registerTool('', 'd', {}, () => 1)",
+        "registerTool('console', 'd', {}, () => 1)",
+        "registerTool('sh', 'd', {}, () => 1)",
+        "registerTool('ok', 'd', [], () => 1)",
+        "registerTool('ok', 'd', {a: 1n}, () => 1)",
+        "registerTool('ok', 'd', {}, 'not a function')",
+        "registerTool('ok', 'd'.repeat(10001), {}, () => 1)",
+        "registerTool('ok', 'd', {type: 'no-such-type'}, () => 1)",
+        "registerTool('ok', 'd', {p: 'x'.repeat(70000)}, () => 1)",
+    ] {
+        let res = ev(&mut r, code).await;
+        assert!(res.error.is_some(), "{code} should be refused: {:?}", res.result);
+    }
+    assert!(r.registered_tools().is_empty());
+    let res = ev(&mut r, "for (let i = 0; i < 101; i++) registerTool('t' + i, 'd', {}, () => i)").await;
+    assert!(err(&res).1.contains("at most 100"), "{:?}", res.error);
+    assert_eq!(r.registered_tools().len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registered_tools_come_back_through_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("count"), "").unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("s.sqlite3")).unwrap());
+    {
+        let mut r = repl(dir.path(), true, Some((store.clone(), "reg"))).await;
+        ok(&ev(&mut r, "let calls = 0; registerTool('tick', 'counts', {type: 'object'}, async () => { calls++; await sh('echo t >> count'); return calls })").await);
+        let res = r.call_registered("tick", json!({}), EvalOptions::default()).await.unwrap();
+        assert_eq!(ok(&res), json!(1));
+    }
+    // a new context resumed from the log: the tool and its state are back, nothing re-ran
+    let mut r = repl(dir.path(), true, Some((store.clone(), "reg"))).await;
+    let report = r.restore_report().unwrap().clone();
+    assert!(report.blocks.iter().all(|b| b.verdict == wrepl::repl::Verdict::Ok), "{report:?}");
+    assert_eq!(r.registered_tools().len(), 1);
+    assert_eq!(std::fs::read_to_string(dir.path().join("count")).unwrap(), "t\n");
+    let res = r.call_registered("tick", json!({}), EvalOptions::default()).await.unwrap();
+    assert_eq!(ok(&res), json!(2));
+    assert_eq!(std::fs::read_to_string(dir.path().join("count")).unwrap(), "t\nt\n");
+}
