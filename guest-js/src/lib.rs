@@ -168,7 +168,7 @@ fn init(config: Config) -> Result<(), String> {
                 tools.set(i, b)?;
             }
             let f: Function = ctx.eval(PRELUDE)?;
-            f.call((native, tools))
+            f.call((native, tools, config.repo_hint.as_str()))
         };
         let control = setup()
             .catch(&ctx)
@@ -231,18 +231,32 @@ fn interrupted_outcome() -> EvalOutcome {
             stack: String::new(),
         }),
         interrupted: true,
+        poisoned: None,
     }
 }
 
 fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOutcome {
     let call = |name: &str| -> rquickjs::Result<Function<'js>> { control.get(name) };
-    if let Err(e) = call("beginEval").and_then(|f| f.call::<_, ()>(())).catch(ctx) {
-        return EvalOutcome {
-            value_json: None,
-            text: String::new(),
-            error: Some(js_error(ctx, control, e)),
-            interrupted: false,
-        };
+    match call("beginEval").and_then(|f| f.call::<_, Vec<String>>(())).catch(ctx) {
+        Err(e) => {
+            return EvalOutcome {
+                value_json: None,
+                text: String::new(),
+                error: Some(js_error(ctx, control, e)),
+                interrupted: false,
+                poisoned: Some("the managed globals could not be refreshed".into()),
+            }
+        }
+        Ok(bad) if !bad.is_empty() => {
+            return EvalOutcome {
+                value_json: None,
+                text: String::new(),
+                error: None,
+                interrupted: false,
+                poisoned: Some(bad.join(", ")),
+            }
+        }
+        Ok(_) => {}
     }
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
@@ -269,6 +283,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                     text: String::new(),
                     error: Some(js_error(ctx, control, e)),
                     interrupted: false,
+        poisoned: None,
                 };
             }
         };
@@ -288,6 +303,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                             text: o.get("text").unwrap_or_default(),
                             error: None,
                             interrupted: false,
+        poisoned: None,
                         },
                         Err(e) => EvalOutcome {
                             value_json: None,
@@ -298,6 +314,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                                 stack: String::new(),
                             }),
                             interrupted: false,
+        poisoned: None,
                         },
                     };
                 }
@@ -312,6 +329,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                         text: String::new(),
                         error: Some(describe_error(ctx, control, reason)),
                         interrupted: false,
+        poisoned: None,
                     };
                 }
                 PromiseState::Pending => {}
@@ -327,6 +345,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                             stack: String::new(),
                         }),
                         interrupted: false,
+        poisoned: None,
                     }
                 }
                 Some(Completion::Interrupted) => {
@@ -388,6 +407,7 @@ impl Guest for Component {
                         stack: String::new(),
                     }),
                     interrupted: false,
+        poisoned: None,
                 };
             };
             let _keep_runtime_alive = &js.rt;
@@ -404,6 +424,7 @@ impl Guest for Component {
                                 stack: String::new(),
                             }),
                             interrupted: false,
+        poisoned: None,
                         }
                     }
                 };

@@ -2,7 +2,7 @@
 // function the Rust side calls with the native bridge and the tool list. It
 // returns the control object that drives each evaluation. Nothing here is
 // trusted by the host: every import re-validates what it receives.
-(function (native, tools) {
+(function (native, tools, repoHint) {
   "use strict";
   const G = globalThis;
   const ObjectKeys = Object.keys;
@@ -24,8 +24,11 @@
   const nativeWrite = native.write;
   const SEALED = native.sealed;
 
+  // Managed globals, refreshed at the start of every evaluation.
+  const managed = new Map();
   function define(name, value) {
     ObjectDefine(G, name, { value, writable: true, configurable: true, enumerable: false });
+    managed.set(name, value);
   }
 
   // ---- errors -------------------------------------------------------------
@@ -420,11 +423,20 @@
     return waits.length ? PromiseCtor.all(waits).then(() => copy) : copy;
   }
 
+  if (typeof repoHint === "string" && repoHint) define("repoHint", repoHint);
   let perEvalO = null;
   const control = {
+    // Refresh the managed globals; returns the names that could not be
+    // refreshed (the context is then poisoned and must be replaced).
     beginEval() {
+      const bad = [];
+      for (const [name, value] of managed) {
+        if (name === "o") continue;
+        try { ObjectDefine(G, name, { value, writable: true, configurable: true, enumerable: false }); } catch (_) { bad.push(name); }
+      }
       perEvalO = {};
-      define("o", perEvalO);
+      try { ObjectDefine(G, "o", { value: perEvalO, writable: true, configurable: true, enumerable: false }); } catch (_) { bad.push("o"); }
+      return bad;
     },
     // `completion` is what the async global eval resolves with: { value }.
     finish(completion) {

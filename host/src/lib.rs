@@ -9,6 +9,7 @@
 //! - [`repl`]: the embeddable API — one persistent context, evaluations,
 //!   result assembly.
 
+pub mod context;
 pub mod pipeline;
 pub mod repl;
 pub mod replay;

@@ -454,21 +454,37 @@ impl Repl {
             Ok(s) => s,
             Err(rejected) => return Ok((EvalResult::refused(rejected.js_name(), rejected.to_string()), None)),
         };
-        let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
         if let Some(d) = &self.options.dispatcher {
             d.begin_eval();
         }
-        let report = sandbox
-            .eval(EvalRequest {
-                script,
-                budget: Budget { script: timeout, wall: self.options.hard_wall },
-                fuel: opts.fuel,
-                cancel: opts.cancel,
-                tape,
-            })
-            .await;
+        let request = EvalRequest {
+            script,
+            budget: Budget { script: timeout, wall: self.options.hard_wall },
+            fuel: opts.fuel,
+            cancel: opts.cancel,
+            tape,
+        };
+        let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
+        let mut report = sandbox.eval(request.clone()).await;
+        let mut poisoned_note = None;
+        if let Some(Fault::Tampered(names)) = &report.fault {
+            // The script did not run: the context could not be refreshed.
+            // Drop it and continue in a fresh one (the repo hint is config
+            // and comes back with it).
+            poisoned_note = Some(format!(
+                "the previous context was poisoned (managed globals tampered with: {names}); this evaluation ran in a fresh context and earlier variables are gone"
+            ));
+            self.sandbox = None;
+            self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+            let sandbox = self.sandbox.as_mut().expect("sandbox was just rebuilt");
+            report = sandbox.eval(request).await;
+        }
         let replay = report.replay.clone();
         let mut result = self.assemble(report, timeout);
+        if let Some(note) = poisoned_note {
+            result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
+            result.context_reset = Some(note);
+        }
         if let Some(d) = &self.options.dispatcher {
             let calls = d.finish_eval();
             for w in &calls.warnings {
@@ -506,6 +522,10 @@ impl Repl {
                 Fault::StackOverflow => ("RangeError", format!("{why}; the context was reset")),
                 Fault::OutOfMemory => ("RangeError", format!("{why}; the context was reset")),
                 Fault::Trap(_) => ("InternalError", format!("{why}; the context was reset")),
+                Fault::Tampered(_) => (
+                    "PoisonedContext",
+                    format!("{why}; this evaluation did not run, and the next one starts in a fresh context"),
+                ),
             };
             Some(ScriptError { name: name.into(), message, stack: String::new() })
         } else if let Some(r) = stopped {

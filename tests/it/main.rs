@@ -5,6 +5,7 @@ mod support;
 mod budgets;
 mod calls;
 mod cli;
+mod contexts;
 mod limits;
 mod pipeline;
 mod registered;

@@ -77,6 +77,8 @@ pub struct SandboxOptions {
     pub handler: Arc<dyn CallHandler>,
     /// Clock and randomness.
     pub ambient: Arc<dyn Ambient>,
+    /// Installed as the global `repoHint` (empty: none); kept across context resets.
+    pub repo_hint: String,
 }
 
 impl std::fmt::Debug for SandboxOptions {
@@ -97,6 +99,7 @@ impl Default for SandboxOptions {
             tools: Vec::new(),
             handler: Arc::new(NoTools),
             ambient: Arc::new(SystemAmbient),
+            repo_hint: String::new(),
         }
     }
 }
@@ -138,6 +141,8 @@ pub enum Fault {
     StackOverflow,
     /// The guest ran out of linear memory (the host cap was reached).
     OutOfMemory,
+    /// Managed globals were made non-configurable or otherwise tampered with.
+    Tampered(String),
     /// Any other trap.
     Trap(String),
 }
@@ -149,6 +154,7 @@ impl std::fmt::Display for Fault {
             Fault::OutOfFuel => f.write_str("the instruction (fuel) budget was exhausted"),
             Fault::StackOverflow => f.write_str("the guest's native stack was exhausted"),
             Fault::OutOfMemory => f.write_str("the guest ran out of memory (linear memory cap reached)"),
+            Fault::Tampered(names) => write!(f, "managed globals were tampered with and cannot be refreshed ({names})"),
             Fault::Trap(m) => write!(f, "the guest trapped: {m}"),
         }
     }
@@ -222,6 +228,7 @@ impl Sandbox {
                 .iter()
                 .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
                 .collect(),
+            repo_hint: options.repo_hint.clone(),
         };
         store.data_mut().begin_eval(
             Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
@@ -259,6 +266,13 @@ impl Sandbox {
         let replay = state.take_replay();
         let (console, abandoned, script_time, wall_time) = state.end_eval();
         match result {
+            Ok(outcome) if outcome.poisoned.is_some() => {
+                let fault = Fault::Tampered(outcome.poisoned.unwrap_or_default());
+                self.poisoned = Some(fault.clone());
+                let mut r = EvalReport::fault_only(fault);
+                r.console = console;
+                r
+            }
             Ok(outcome) => {
                 let mut r = EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time);
                 r.replay = replay;

@@ -1,0 +1,140 @@
+//! The context manager: one REPL context per key (`main`, sub-agent ids),
+//! bound to a session boundary id. Same boundary: the live context is reused.
+//! New boundary: the old one is torn down and a new one is built, hydrated
+//! `fresh`, `resume` (replay this key's log for the boundary) or `fork`
+//! (replay a parent's log; if the parent is live here, start fresh instead).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::repl::{Repl, ReplError, ReplOptions, SessionConfig};
+use crate::replay::store::LogStore;
+use crate::runtime::SandboxEngine;
+
+/// How a context that has to be built is filled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hydration {
+    /// Empty.
+    Fresh,
+    /// Replay this key's recorded blocks for the boundary.
+    Resume,
+    /// Replay the log of another context (`key`, `boundary`).
+    Fork {
+        /// The parent's key.
+        key: String,
+        /// The parent's boundary.
+        boundary: String,
+    },
+}
+
+/// What [`ContextManager::get`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextStatus {
+    /// The live context for this key and boundary was reused.
+    Reused,
+    /// A context was built, hydrated as said (a fork of a live parent is
+    /// built fresh), with an explanation.
+    Built {
+        /// The hydration actually used.
+        hydration: Hydration,
+        /// Why, when it differs from the request.
+        note: Option<String>,
+    },
+}
+
+struct Live {
+    boundary: String,
+    repl: Repl,
+}
+
+/// Owns the contexts of one host (e.g. one MCP connection).
+pub struct ContextManager {
+    engine: Arc<SandboxEngine>,
+    template: ReplOptions,
+    store: Option<Arc<dyn LogStore>>,
+    contexts: HashMap<String, Live>,
+}
+
+impl std::fmt::Debug for ContextManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextManager").field("contexts", &self.contexts.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+/// The session log name of a key and boundary (store-safe characters).
+pub fn session_name(key: &str, boundary: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(60).collect()
+    };
+    format!("{}.{}", clean(key), clean(boundary))
+}
+
+impl ContextManager {
+    /// A manager building contexts from `template` (its `session` is
+    /// ignored: sessions are per key and boundary, in `store` when given).
+    pub fn new(engine: Arc<SandboxEngine>, template: ReplOptions, store: Option<Arc<dyn LogStore>>) -> Self {
+        Self { engine, template, store, contexts: HashMap::new() }
+    }
+
+    /// Keys with a live context.
+    pub fn keys(&self) -> Vec<String> {
+        self.contexts.keys().cloned().collect()
+    }
+
+    /// Drop a key's live context (its log stays).
+    pub fn remove(&mut self, key: &str) -> bool {
+        self.contexts.remove(key).is_some()
+    }
+
+    /// The context for `key` under `boundary`, building it if needed.
+    pub async fn get(
+        &mut self,
+        key: &str,
+        boundary: &str,
+        hydration: Hydration,
+    ) -> Result<(&mut Repl, ContextStatus), ReplError> {
+        if self.contexts.get(key).is_some_and(|l| l.boundary == boundary) {
+            let live = self.contexts.get_mut(key).expect("checked above");
+            return Ok((&mut live.repl, ContextStatus::Reused));
+        }
+        // A new boundary tears down the old context (timers, console go with it).
+        self.contexts.remove(key);
+        let (hydration, note) = match hydration {
+            Hydration::Fork { key: parent, boundary: pb }
+                if self.contexts.get(&parent).is_some_and(|l| l.boundary == pb) =>
+            {
+                (
+                    Hydration::Fresh,
+                    Some(format!(
+                        "the parent context {parent:?} is live, so the fork starts fresh instead of copying it"
+                    )),
+                )
+            }
+            h => (h, None),
+        };
+        let mut options = self.template.clone();
+        options.session = None;
+        if let Some(store) = &self.store {
+            let name = session_name(key, boundary);
+            match &hydration {
+                Hydration::Fresh => {
+                    // A fresh context starts an empty log for this boundary.
+                    store.delete(&name).map_err(|e| ReplError::Session(e.to_string()))?;
+                }
+                Hydration::Resume => {}
+                Hydration::Fork { key: parent, boundary: pb } => {
+                    let events =
+                        store.load(&session_name(parent, pb)).map_err(|e| ReplError::Session(e.to_string()))?;
+                    store.delete(&name).map_err(|e| ReplError::Session(e.to_string()))?;
+                    let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
+                    store.append(&name, &copy).map_err(|e| ReplError::Session(e.to_string()))?;
+                }
+            }
+            options.session = Some(SessionConfig { name, store: store.clone(), boundary: boundary.to_string() });
+        }
+        let repl = Repl::with_engine(self.engine.clone(), options).await?;
+        self.contexts.insert(key.to_string(), Live { boundary: boundary.to_string(), repl });
+        let live = self.contexts.get_mut(key).expect("just inserted");
+        Ok((&mut live.repl, ContextStatus::Built { hydration, note }))
+    }
+}
