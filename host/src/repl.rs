@@ -87,6 +87,8 @@ pub struct BlockVerdict {
     pub verdict: Verdict,
     /// The first divergence, for `drift`.
     pub divergence: Option<Divergence>,
+    /// Where in the block's code the divergence surfaced (`line:column`), when known.
+    pub location: Option<String>,
     /// Calls whose outcome is unknown (the recording process died while they ran): `#index tool`.
     pub outcome_unknown: Vec<String>,
     /// The block's code (first line).
@@ -351,6 +353,13 @@ impl Repl {
                     }
                 }
             }
+            // A drifting call throws in the script at the call site; its stack
+            // names the location in the block's code.
+            let location = divergence.as_ref().and(result.error.as_ref()).and_then(|e| {
+                let at = e.stack.find("<repl>:")?;
+                let rest = &e.stack[at + "<repl>:".len()..];
+                Some(rest.split(|c: char| c == ')' || c.is_whitespace()).next().unwrap_or("").to_string())
+            });
             let verdict = if divergence.is_some() {
                 Verdict::Drift
             } else if threw_now {
@@ -362,6 +371,7 @@ impl Repl {
                 block: n,
                 verdict,
                 divergence,
+                location,
                 outcome_unknown: obs
                     .unknown
                     .iter()

@@ -132,6 +132,7 @@ async fn drift_verdicts_name_the_first_divergence() {
     );
     let count = rep.blocks[1].divergence.as_ref().unwrap();
     assert_eq!(count.call, Some(1));
+    assert!(rep.blocks[1].location.as_deref().is_some_and(|l| l.starts_with("1:1")), "{:?}", rep.blocks[1]);
     assert!(count.actual.contains("call of t"), "{count:?}");
     let order = rep.blocks[2].divergence.as_ref().unwrap();
     assert_eq!(order.call, Some(0));

@@ -367,9 +367,8 @@ impl HostState {
             }
             _ => {
                 c.diverge(Some(index), format!("call of {tool}"));
-                // End the block: nothing beyond the recording may run.
-                self.stop.get_or_insert(StopReason::Cancelled);
-                self.stop_since.get_or_insert_with(Instant::now);
+                // The call fails in the script (at its call site); nothing
+                // beyond the recording runs.
                 return Err(call_error(
                     "replay-drift",
                     format!("replay drift: this block did not make call #{index} ({tool}) when it was recorded; nothing was run"),
