@@ -61,12 +61,29 @@ impl std::fmt::Debug for ContextManager {
     }
 }
 
-/// The session log name of a key and boundary (store-safe characters).
+/// The session log name of a key and boundary: an injective, store-safe
+/// encoding (ASCII letters, digits and `-` kept, every other byte `_XX`);
+/// names that would be too long are replaced by a SHA-256 digest.
 pub fn session_name(key: &str, boundary: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(60).collect()
+    let enc = |s: &str| -> String {
+        let mut out = String::new();
+        for b in s.bytes() {
+            if b.is_ascii_alphanumeric() || b == b'-' {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("_{b:02x}"));
+            }
+        }
+        out
     };
-    format!("{}.{}", clean(key), clean(boundary))
+    let name = format!("{}.{}", enc(key), enc(boundary));
+    if name.len() <= 128 {
+        name
+    } else {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(format!("{key}\0{boundary}").as_bytes());
+        format!("h.{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    }
 }
 
 impl ContextManager {
@@ -97,8 +114,8 @@ impl ContextManager {
             let live = self.contexts.get_mut(key).expect("checked above");
             return Ok((&mut live.repl, ContextStatus::Reused));
         }
-        // A new boundary tears down the old context (timers, console go with it).
-        self.contexts.remove(key);
+        // Decide the hydration while the old context still counts as live
+        // (forking one's own live boundary starts fresh too).
         let (hydration, note) = match hydration {
             Hydration::Fork { key: parent, boundary: pb }
                 if self.contexts.get(&parent).is_some_and(|l| l.boundary == pb) =>
@@ -112,6 +129,8 @@ impl ContextManager {
             }
             h => (h, None),
         };
+        // A new boundary tears down the old context (timers, console go with it).
+        self.contexts.remove(key);
         let mut options = self.template.clone();
         options.session = None;
         if let Some(store) = &self.store {
@@ -136,5 +155,27 @@ impl ContextManager {
         self.contexts.insert(key.to_string(), Live { boundary: boundary.to_string(), repl });
         let live = self.contexts.get_mut(key).expect("just inserted");
         Ok((&mut live.repl, ContextStatus::Built { hydration, note }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_names_are_injective_and_store_safe() {
+        let names = [
+            session_name("a.b", "x"),
+            session_name("a_b", "x"),
+            session_name("a", "b.x"),
+            session_name("a.b.x", ""),
+            session_name(&"k".repeat(200), "1"),
+            session_name(&"k".repeat(200), "2"),
+        ];
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for n in &names {
+            assert!(n.len() <= 128 && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)), "{n}");
+        }
     }
 }

@@ -53,6 +53,17 @@ async fn script_time_pauses_while_inner_calls_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_pending_call_does_not_pause_a_busy_script() {
+    // Script time pauses only while the guest waits for calls, not while it
+    // computes with a call in flight.
+    let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).build().await;
+    let t = Instant::now();
+    let res = ev_timeout(&mut r, "hang({}); while (true) {}", 300).await;
+    assert!(res.timed_out, "{:?}", res.error);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn wall_clock_ends_a_hanging_inner_call() {
     let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).hard_wall(Duration::from_millis(400)).build().await;
     let t = Instant::now();

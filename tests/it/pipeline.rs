@@ -148,6 +148,9 @@ async fn write_needs_a_grant_and_denial_has_no_side_effect() {
     assert_eq!(error_kind(&res), "denied");
     assert!(ok(&res)["message"].as_str().unwrap().contains("--allow 'Write'"), "{res:?}");
     assert!(!env.root().join("a.txt").exists(), "a denied call must not write");
+    // a shell is never allowed by default, even for a read-only-looking command
+    let res = ev(&mut r, &format!("try {{ await sh('cat /etc/hostname') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied");
     // reads inside the workspace are allowed by default
     std::fs::write(env.root().join("b.txt"), "bee").unwrap();
     assert_eq!(ok(&ev(&mut r, "await cat('b.txt')").await), json!("bee"));
@@ -159,6 +162,12 @@ async fn write_needs_a_grant_and_denial_has_no_side_effect() {
     // the records show both calls
     let tools: Vec<&str> = res.calls.iter().map(|c| c.tool.as_str()).collect();
     assert_eq!(tools, vec!["Write", "Read"]);
+    // big outputs reach the script whole, but the record keeps a bounded preview
+    std::fs::write(env.root().join("big.txt"), "x".repeat(300_000)).unwrap();
+    let res = ev(&mut r, "(await cat('big.txt')).length").await;
+    assert_eq!(ok(&res), json!(300_000));
+    assert_eq!(res.calls[0].output["truncated"], json!(true));
+    assert!(res.calls[0].output.to_string().len() < 10_000);
     assert!(res.calls.iter().all(|c| c.ok && c.id.starts_with("toolu_")));
 }
 

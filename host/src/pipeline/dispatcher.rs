@@ -298,13 +298,14 @@ impl Dispatcher {
                         ));
                     }
                 }
+                let (output, text) = bounded_record(&mut scope.calls, &json, out.value, out.text);
                 scope.calls.records.push(CallRecord {
                     id,
                     tool: tool_name,
                     input,
                     ok: true,
-                    output: out.value,
-                    text: out.text,
+                    output,
+                    text,
                     duration_ms,
                 });
                 Ok(json)
@@ -380,8 +381,10 @@ impl Dispatcher {
             return Err(CallFailure::new("invalid-input", format!("the input of {tool_name} must be a JSON object")));
         }
         validate(tool_name, &reg.input, input)?;
-        // 2. isolation latch (checked, latched only once the call is allowed)
-        self.latch.check(tool_name).map_err(|m| CallFailure::new("isolation", m))?;
+        // 2. isolation latch: checked and reserved in one step, before any
+        // await, so parallel calls cannot both pass (a refused call still
+        // latches: the conservative choice).
+        self.latch.check_and_latch(tool_name).map_err(|m| CallFailure::new("isolation", m))?;
         // 3. PreToolUse hooks: may decide and rewrite the input
         let hook_ctx = HookContext { session_id: &self.session_id, tool_name, tool_use_id: id, cwd: &cwd };
         let mut hook_decision = None;
@@ -440,7 +443,6 @@ impl Dispatcher {
                 }
             }
         }
-        self.latch.latch(tool_name);
         // 5. execute with the native timeout and the watchdog
         let _serial = if tool.concurrency_safe(input) { None } else { Some(self.serial.clone().lock_owned().await) };
         self.emit(id, tool_name, Phase::Executing, None, started);
@@ -486,6 +488,33 @@ impl Dispatcher {
             }
         }
     }
+}
+
+/// Largest output kept verbatim in one call record.
+pub const MAX_RECORD_BYTES: usize = 64 << 10;
+/// Total output bytes kept verbatim in the records of one evaluation.
+pub const MAX_RECORDS_BYTES: usize = 8 << 20;
+
+/// Keep a record's output within the per-record and per-evaluation caps (the
+/// script still received the full value).
+fn bounded_record(calls: &mut EvalCalls, json: &str, value: Value, text: String) -> (Value, String) {
+    let used: usize = calls.records.iter().map(|r| r.text.len() + r.output.to_string().len()).sum();
+    let fits = json.len() <= MAX_RECORD_BYTES && used + json.len() + text.len() <= MAX_RECORDS_BYTES;
+    if fits && text.len() <= MAX_RECORD_BYTES {
+        return (value, text);
+    }
+    let cut = |s: &str, n: usize| -> String {
+        let mut i = n.min(s.len());
+        while !s.is_char_boundary(i) {
+            i -= 1;
+        }
+        s[..i].to_string()
+    };
+    let preview = if used < MAX_RECORDS_BYTES { 4096 } else { 0 };
+    (
+        json!({"truncated": true, "bytes": json.len(), "preview": cut(json, preview)}),
+        format!("{}…[record truncated: {} bytes]", cut(&text, preview), text.len()),
+    )
 }
 
 /// Combine rules, hook decisions and defaults: deny > ask > allow; a hook's

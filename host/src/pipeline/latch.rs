@@ -60,6 +60,27 @@ impl IsolationLatch {
         }
     }
 
+    /// Refuse a conflicting call, else latch its side, atomically.
+    pub fn check_and_latch(&self, tool: &str) -> Result<(), String> {
+        if !self.settings.enabled {
+            return Ok(());
+        }
+        let Some(side) = self.side(tool) else { return Ok(()) };
+        let mut l = self.latched.lock().unwrap_or_else(|p| p.into_inner());
+        match &*l {
+            Some((latched, by)) if *latched != side => Err(format!(
+                "isolation: this session already used {} tool {by}, so {} tool {tool} is refused",
+                latched.name(),
+                side.name()
+            )),
+            Some(_) => Ok(()),
+            None => {
+                *l = Some((side, tool.to_string()));
+                Ok(())
+            }
+        }
+    }
+
     /// Record that an allowed call of `tool` is about to run.
     pub fn latch(&self, tool: &str) {
         if !self.settings.enabled {

@@ -43,15 +43,26 @@ impl SessionRecorder {
     }
 }
 
+/// Buffered events are written once this many accumulate, so a clock or
+/// random loop cannot grow host memory without bound.
+const FLUSH_EVERY: usize = 4096;
+
 impl Recorder for SessionRecorder {
     fn record(&self, event: Event, durable: bool) -> Result<(), String> {
-        {
+        let pending = {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let block = st.0;
             st.1.push((block, event));
-        }
-        if durable {
-            self.flush()
+            st.1.len()
+        };
+        if durable || pending >= FLUSH_EVERY {
+            let r = self.flush();
+            if r.is_err() && durable {
+                // The intent was not written, so its call will not run: it
+                // must not reach the log later either.
+                self.state.lock().unwrap_or_else(|p| p.into_inner()).1.pop();
+            }
+            r
         } else {
             Ok(())
         }

@@ -181,9 +181,14 @@ pub(crate) struct HostState {
     call_index: HashMap<u32, u32>,
     /// Calls started in this eval (record mode).
     calls_started: u32,
+    /// Events recorded in this eval.
+    recorded: usize,
     /// Tools the script registered (`registerTool`), by name.
     pub(crate) registered: std::collections::BTreeMap<String, RegisteredTool>,
 }
+
+/// Most boundary events recorded per evaluation (bounds the log's growth).
+pub const MAX_RECORDED_EVENTS: usize = 1_000_000;
 
 /// Most registered tools per context.
 pub const MAX_REGISTERED_TOOLS: usize = 100;
@@ -228,6 +233,7 @@ impl HostState {
             cursor: None,
             call_index: HashMap::new(),
             calls_started: 0,
+            recorded: 0,
             registered: std::collections::BTreeMap::new(),
         }
     }
@@ -244,6 +250,7 @@ impl HostState {
         };
         self.call_index.clear();
         self.calls_started = 0;
+        self.recorded = 0;
         self.budget = budget;
         self.cancel = cancel;
         self.clock = ScriptClock::start();
@@ -295,6 +302,14 @@ impl HostState {
         self.stop
     }
 
+    /// Ask the guest to stop (latched with its time, so the kill path works).
+    fn request_stop(&mut self, reason: StopReason) {
+        if self.stop.is_none() {
+            self.stop = Some(reason);
+            self.stop_since = Some(Instant::now());
+        }
+    }
+
     pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         self.stop
     }
@@ -317,20 +332,25 @@ impl HostState {
         Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
     }
 
-    fn record(&self, event: Event, durable: bool) -> Result<(), String> {
-        match &self.recorder {
-            Some(r) => r.record(event, durable),
-            None => Ok(()),
+    fn record(&mut self, event: Event, durable: bool) -> Result<(), String> {
+        let Some(r) = &self.recorder else { return Ok(()) };
+        self.recorded += 1;
+        if self.recorded > MAX_RECORDED_EVENTS {
+            if self.stop.is_none() {
+                self.console.note(&format!(
+                    "[wrepl] the replay log limit of {MAX_RECORDED_EVENTS} events per evaluation was reached; the evaluation was stopped\n"
+                ));
+                self.request_stop(StopReason::Cancelled);
+            }
+            return Err("the replay log limit for this evaluation was reached".into());
         }
+        r.record(event, durable)
     }
 
     fn accept(&mut self, done: Done) -> Option<types::Completion> {
         // Unknown ids were cancelled or belong to an earlier evaluation.
         self.in_flight.remove(&done.id)?;
         let index = self.call_index.remove(&done.id).unwrap_or(u32::MAX);
-        if self.in_flight.is_empty() {
-            self.clock.resume();
-        }
         let outcome = match done.result {
             Ok(json) if json.len() > MAX_CALL_RESULT_BYTES => Err(types::CallError {
                 kind: "result-too-large".into(),
@@ -382,9 +402,6 @@ impl HostState {
             }
         }
         let id = self.new_call_id();
-        if self.in_flight.is_empty() {
-            self.clock.pause();
-        }
         let (abort, _) = AbortHandle::new_pair();
         self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
         self.call_index.insert(id, index);
@@ -403,15 +420,12 @@ impl HostState {
                 let id = self.call_index.iter().find(|(_, i)| **i == call).map(|(id, _)| *id);
                 let Some(id) = id else {
                     c.diverge(Some(call), "a completion of a call that was not started".into());
-                    self.stop.get_or_insert(StopReason::Cancelled);
+                    self.request_stop(StopReason::Cancelled);
                     return Some(types::Completion::Interrupted);
                 };
                 let Some(Event::Done { ok, payload, error_kind, .. }) = c.next() else { unreachable!() };
                 self.in_flight.remove(&id);
                 self.call_index.remove(&id);
-                if self.in_flight.is_empty() {
-                    self.clock.resume();
-                }
                 let outcome = if ok { Ok(payload) } else { Err(call_error(&error_kind, payload)) };
                 Some(types::Completion::Call(types::CallDone { id, outcome }))
             }
@@ -441,7 +455,7 @@ impl HostState {
             None if self.in_flight.is_empty() && self.timers.is_empty() => None,
             _ => {
                 c.diverge(None, "waiting for a completion".into());
-                self.stop.get_or_insert(StopReason::Cancelled);
+                self.request_stop(StopReason::Cancelled);
                 Some(types::Completion::Interrupted)
             }
         }
@@ -536,17 +550,31 @@ impl calls::Host for HostState {
         let (abort, registration) = AbortHandle::new_pair();
         let fut = Abortable::new(fut, registration);
         self.running.push(Box::pin(async move { fut.await.ok().map(|result| Done { id, result }) }));
-        if self.in_flight.is_empty() {
-            self.clock.pause();
-        }
         self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
         Ok(Ok(id))
     }
 
     async fn next_completion(&mut self) -> Option<types::Completion> {
-        if self.cursor.is_some() {
-            return self.replay_next();
+        // Script time counts guest execution: it pauses only while the guest
+        // is blocked here waiting for inner calls (not for its own timers).
+        if !self.in_flight.is_empty() {
+            self.clock.pause();
         }
+        let next = if self.cursor.is_some() { self.replay_next() } else { self.wait_completion().await };
+        self.clock.resume();
+        next
+    }
+
+    fn cancel_call(&mut self, id: u32) -> wasmtime::Result<()> {
+        if let Some(f) = self.in_flight.remove(&id) {
+            f.abort.abort();
+        }
+        Ok(())
+    }
+}
+
+impl HostState {
+    async fn wait_completion(&mut self) -> Option<types::Completion> {
         loop {
             let now = Instant::now();
             if let Some(id) = self.pop_due_timer(now) {
@@ -581,16 +609,6 @@ impl calls::Host for HostState {
                 }
             }
         }
-    }
-
-    fn cancel_call(&mut self, id: u32) -> wasmtime::Result<()> {
-        if let Some(f) = self.in_flight.remove(&id) {
-            f.abort.abort();
-            if self.in_flight.is_empty() {
-                self.clock.resume();
-            }
-        }
-        Ok(())
     }
 }
 

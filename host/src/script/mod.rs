@@ -29,7 +29,7 @@ pub struct ScriptLimits {
 
 impl Default for ScriptLimits {
     fn default() -> Self {
-        Self { max_bytes: 1 << 20, max_nesting: 1000 }
+        Self { max_bytes: 512 << 10, max_nesting: 1000 }
     }
 }
 
@@ -106,15 +106,10 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     if code.len() <= INLINE_MAX_BYTES {
         return transform(code);
     }
-    if code.len() <= WORKER_MAX_BYTES {
-        if let Some(r) = worker_transform(code) {
-            return r;
-        }
-    }
     let owned = code.to_string();
     let worker = std::thread::Builder::new()
-        .name("wrepl-parse-large".into())
-        .stack_size(LARGE_STACK_BYTES)
+        .name("wrepl-parse".into())
+        .stack_size(PARSE_STACK_BYTES)
         .spawn(move || transform(&owned));
     match worker {
         Ok(handle) => handle.join().unwrap_or_else(|_| Err(parser_failed())),
@@ -122,45 +117,18 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     }
 }
 
-/// Code up to this size is parsed on the caller's thread (worst case ~256 KiB
-/// of stack; every Rust thread has at least 2 MiB unless configured lower).
-const INLINE_MAX_BYTES: usize = 1 << 10;
-/// Code up to this size goes to the long-lived parser thread.
-const WORKER_MAX_BYTES: usize = 64 << 10;
-/// Stack of the long-lived parser thread (4x the measured worst case).
-const WORKER_STACK_BYTES: usize = 64 << 20;
-/// Stack of a thread for large code: reserved virtual memory, committed only
-/// as deep code touches it (4x the measured worst case at 1 MiB of code).
-const LARGE_STACK_BYTES: usize = 1 << 30;
+/// Code up to this size is parsed on the caller's thread: even fully nested
+/// it needs well under 1 MiB of stack (every Rust thread has 2 MiB unless
+/// configured lower).
+const INLINE_MAX_BYTES: usize = 256;
+/// Stack of the parser thread for larger code: reserved virtual memory,
+/// committed only as deep code touches it. The pre-scan is a heuristic (a
+/// quote inside a regex literal can hide brackets from it), so this stack is
+/// sized for the worst case at the size limit: every byte one nesting level.
+const PARSE_STACK_BYTES: usize = 4 << 30;
 
 fn parser_failed() -> ScriptRejected {
     ScriptRejected::Syntax { message: "the parser failed on this code".into(), line: 1, column: 1 }
-}
-
-type ParseJob = (String, std::sync::mpsc::SyncSender<Result<String, ScriptRejected>>);
-
-/// Parse on the long-lived parser thread; `None` if it is unavailable.
-fn worker_transform(code: &str) -> Option<Result<String, ScriptRejected>> {
-    use std::sync::{mpsc, Mutex, OnceLock};
-    static WORKER: OnceLock<Option<Mutex<mpsc::Sender<ParseJob>>>> = OnceLock::new();
-    let worker = WORKER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<ParseJob>();
-        std::thread::Builder::new()
-            .name("wrepl-parse".into())
-            .stack_size(WORKER_STACK_BYTES)
-            .spawn(move || {
-                for (code, reply) in rx {
-                    let r = std::panic::catch_unwind(|| transform(&code)).unwrap_or_else(|_| Err(parser_failed()));
-                    let _ = reply.send(r);
-                }
-            })
-            .ok()
-            .map(|_| Mutex::new(tx))
-    });
-    let tx = worker.as_ref()?.lock().ok()?.clone();
-    let (reply, answer) = std::sync::mpsc::sync_channel(1);
-    tx.send((code.to_string(), reply)).ok()?;
-    answer.recv().ok()
 }
 
 fn mentions_any(code: &str, words: &[&str]) -> bool {
@@ -455,7 +423,7 @@ mod tests {
             format!("let a = {}1{}", "(".repeat(200_000), ")".repeat(200_000)),
             format!("let a = {}1", "!".repeat(500_000)),
             format!("let a = {}1", "-".repeat(500_000)),
-            format!("let a = {}1", "typeof ".repeat(100_000)),
+            format!("let a = {}1", "typeof ".repeat(50_000)),
             format!("let a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
             format!("let a = {}1{}", "{a:".repeat(100_000), "}".repeat(100_000)),
         ] {
@@ -491,8 +459,22 @@ mod tests {
     }
 
     #[test]
+    fn prescan_bypass_at_the_size_limit_does_not_overflow() {
+        // A quote inside a regex literal makes the pre-scan skip the rest of
+        // the line; the parser thread's stack must still hold the nesting.
+        let limits = ScriptLimits::default();
+        let n = (limits.max_bytes - 64) / 2;
+        for (open, close) in [("[", "]"), ("(", ")"), ("{a:", "}")] {
+            let k = n / (open.len() + close.len()) * 2 / 2;
+            let code = format!("let r = /'/, a = {}1{}; ''", open.repeat(k / 2), close.repeat(k / 2));
+            assert!(code.len() <= limits.max_bytes);
+            let _ = prepare(&code, &limits);
+        }
+    }
+
+    #[test]
     fn size_limit() {
-        let code = "1;".repeat(600_000);
+        let code = "1;".repeat(300_000);
         assert!(matches!(p(&code), Err(ScriptRejected::TooLarge { .. })));
     }
 }

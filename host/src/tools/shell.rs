@@ -141,7 +141,14 @@ impl Tool for Bash {
         timeout_of(input)
     }
 
-    fn read_only(&self, input: &Value) -> bool {
+    /// A shell is never treated as read-only for permission purposes: it is
+    /// not confined to the workspace and can do anything.
+    fn read_only(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// Commands that look read-only may run in parallel with other calls.
+    fn concurrency_safe(&self, input: &Value) -> bool {
         str_field(input, "command").is_some_and(is_read_only)
     }
 
