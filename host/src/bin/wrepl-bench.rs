@@ -84,10 +84,17 @@ impl Tool for Sleep {
 
 type R<T> = Result<T, String>;
 
+#[derive(Clone)]
 struct Bench {
     engine: Arc<SandboxEngine>,
     dispatcher: Arc<Dispatcher>,
+    /// JS heap limit for new sandboxes (`None`: wrepl's default, 64 MiB).
+    js_memory_limit: Option<u64>,
 }
+
+/// JS heap limit used when a workload does not fit wrepl's default 64 MiB heap
+/// (W5 builds 200k objects plus a 7.5 MB JSON string and its parsed copy).
+const RAISED_JS_HEAP: u64 = 224 << 20;
 
 fn dispatcher(settings: &str) -> R<Arc<Dispatcher>> {
     let config = PipelineConfig {
@@ -105,7 +112,10 @@ fn dispatcher(settings: &str) -> R<Arc<Dispatcher>> {
 
 impl Bench {
     async fn repl_with(&self, d: &Arc<Dispatcher>) -> R<Repl> {
-        let opts = ReplOptions { dispatcher: Some(d.clone()), ..Default::default() };
+        let mut opts = ReplOptions { dispatcher: Some(d.clone()), ..Default::default() };
+        if let Some(limit) = self.js_memory_limit {
+            opts.sandbox.js_memory_limit = limit;
+        }
         Repl::with_engine(self.engine.clone(), opts).await.map_err(|e| format!("new repl: {e}"))
     }
 
@@ -180,7 +190,8 @@ async fn timed_once(b: &Bench, code: &str) -> R<(f64, J)> {
 /// W3 with one no-op PreToolUse hook on `t` (a process per call), on fewer calls.
 async fn tool_calls_with_hook(b: &Bench, code: &str, calls: u64) -> R<J> {
     const HOOK_CALLS: u64 = 500;
-    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "t", "hooks": [{"type": "command", "command": "true"}]}]}});
+    let settings =
+        json!({"hooks": {"PreToolUse": [{"matcher": "t", "hooks": [{"type": "command", "command": "true"}]}]}});
     let d = dispatcher(&settings.to_string())?;
     let small = code.replacen(&calls.to_string(), &HOOK_CALLS.to_string(), 1);
     if small == code {
@@ -239,6 +250,24 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
             let dt = t0.elapsed().as_secs_f64();
             Ok(json!({"value": dt * 1e6 / iters as f64, "check": v, "extra": {"total_ms": dt * 1e3}}))
         }
+        "compute" if b.js_memory_limit.is_none() => {
+            // Try wrepl's default limits first; if the heap cap stops the code, say so and
+            // measure with a raised heap instead.
+            match timed_once(b, code).await {
+                Err(e) if e.contains("out of memory") => {
+                    let raised = Bench { js_memory_limit: Some(RAISED_JS_HEAP), ..b.clone() };
+                    let mut r = Box::pin(run_workload(&raised, w)).await?;
+                    r["extra"]["default_limits_error"] = json!(e);
+                    r["extra"]["js_memory_limit_mib"] = json!(RAISED_JS_HEAP >> 20);
+                    Ok(r)
+                }
+                Err(e) => Err(e),
+                Ok(_) => {
+                    let raised = Bench { js_memory_limit: Some(64 << 20), ..b.clone() };
+                    Box::pin(run_workload(&raised, w)).await
+                }
+            }
+        }
         "tool_calls" | "parallel_sleep" | "compute" => {
             let mut warmup_ms = vec![];
             for _ in 0..num(w, "warmup_runs", 0) {
@@ -288,9 +317,10 @@ fn main() {
         eprintln!("usage: wrepl-bench workloads.json [WID...]");
         std::process::exit(2);
     }
-    let doc: J = match std::fs::read_to_string(&args[0]).map_err(|e| e.to_string()).and_then(|s| {
-        serde_json::from_str(&s).map_err(|e| e.to_string())
-    }) {
+    let doc: J = match std::fs::read_to_string(&args[0])
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
+    {
         Ok(d) => d,
         Err(e) => {
             eprintln!("wrepl-bench: cannot read {}: {e}", args[0]);
@@ -306,11 +336,11 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     let bench = rt.block_on(async {
         let engine = Arc::new(SandboxEngine::new(EngineOptions::default()).map_err(|e| format!("engine: {e}"))?);
-        Ok::<_, String>(Bench { engine, dispatcher: dispatcher("{}")? })
+        Ok::<_, String>(Bench { engine, dispatcher: dispatcher("{}")?, js_memory_limit: None })
     });
     let mut results = serde_json::Map::new();
     for id in wanted {
-        let Some(w) = all.iter().find(|w| w["id"] == J::from(id.as_str())) else {
+        let Some(w) = all.iter().find(|w| w["id"] == id.as_str()) else {
             results.insert(id.clone(), json!({"value": null, "error": format!("unknown workload {id}")}));
             continue;
         };
