@@ -1,0 +1,362 @@
+//! Peer-benchmark adapter: runs the shared workloads (`shared/peers/workloads.json`)
+//! through the real wrepl sandbox and the real inner-call pipeline.
+//!
+//! ```text
+//! wrepl-bench <workloads.json> <WID> [<WID> ...]
+//! ```
+//!
+//! The last stdout line is one JSON object
+//! `{"peer","engine","results":{WID:{value,unit,check,extra|error}}}`.
+//!
+//! Host functions `t` and `sleep` are [`Tool`]s registered in a [`Dispatcher`]
+//! (schema validation, permission rules, hooks and call records all run), and
+//! every sandbox is a [`Repl`] on one shared [`SandboxEngine`]: a fresh `Repl`
+//! means a fresh component instance plus guest initialisation.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as J};
+use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
+use wrepl::pipeline::settings::Settings;
+use wrepl::runtime::{EngineOptions, SandboxEngine};
+use wrepl::tools::{Tool, ToolContext, ToolFuture, ToolOutput, Workspace};
+use wrepl::{EvalOptions, Repl, ReplOptions};
+
+const ENGINE: &str = "wrepl: QuickJS-ng via rquickjs 0.14.0 (disable-assertions, opt-level 3) in a wasm32 \
+                      component on wasmtime 48.0.8 (Cranelift, pooling allocator), host functions as Tools \
+                      through the wrepl Dispatcher (schema validation + permissions), tokio multi-thread";
+
+/// `t(x)`: echoes its input.
+struct Echo;
+
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        "t"
+    }
+    fn description(&self) -> &str {
+        "benchmark: echo the input"
+    }
+    fn input_schema(&self) -> J {
+        json!({"type": "object"})
+    }
+    fn read_only(&self, _: &J) -> bool {
+        true
+    }
+    fn concurrency_safe(&self, _: &J) -> bool {
+        true
+    }
+    fn idempotent(&self) -> bool {
+        true
+    }
+    fn call(&self, input: J, _ctx: ToolContext) -> ToolFuture {
+        Box::pin(async move { Ok(ToolOutput::new(input, "")) })
+    }
+}
+
+/// `sleep({ms})`: echoes its input after `ms` on a real tokio timer.
+struct Sleep;
+
+impl Tool for Sleep {
+    fn name(&self) -> &str {
+        "sleep"
+    }
+    fn description(&self) -> &str {
+        "benchmark: sleep ms milliseconds, then echo the input"
+    }
+    fn input_schema(&self) -> J {
+        json!({"type": "object", "properties": {"ms": {"type": "number", "minimum": 0}}})
+    }
+    fn read_only(&self, _: &J) -> bool {
+        true
+    }
+    fn concurrency_safe(&self, _: &J) -> bool {
+        true
+    }
+    fn call(&self, input: J, _ctx: ToolContext) -> ToolFuture {
+        Box::pin(async move {
+            let ms = input.get("ms").and_then(J::as_f64).unwrap_or(0.0).max(0.0);
+            tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+            Ok(ToolOutput::new(input, ""))
+        })
+    }
+}
+
+type R<T> = Result<T, String>;
+
+#[derive(Clone)]
+struct Bench {
+    engine: Arc<SandboxEngine>,
+    dispatcher: Arc<Dispatcher>,
+    /// JS heap limit for new sandboxes (`None`: wrepl's default, 64 MiB).
+    js_memory_limit: Option<u64>,
+}
+
+/// JS heap limit used when a workload does not fit wrepl's default 64 MiB heap
+/// (W5 builds 200k objects plus a 7.5 MB JSON string and its parsed copy).
+const RAISED_JS_HEAP: u64 = 224 << 20;
+
+fn dispatcher(settings: &str) -> R<Arc<Dispatcher>> {
+    let config = PipelineConfig {
+        settings: Settings::from_json(settings).map_err(|e| format!("settings: {e}"))?,
+        allow: vec!["t".into(), "sleep".into()],
+        deny: Vec::new(),
+        workspace: Arc::new(Workspace::new([std::env::temp_dir()]).map_err(|e| format!("workspace: {e}"))?),
+        approver: None,
+        events: None,
+        session_id: "wrepl-bench".into(),
+    };
+    let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(Echo), Arc::new(Sleep)];
+    Ok(Arc::new(Dispatcher::new(config, tools).map_err(|e| format!("dispatcher: {e}"))?))
+}
+
+impl Bench {
+    async fn repl_with(&self, d: &Arc<Dispatcher>) -> R<Repl> {
+        let mut opts = ReplOptions { dispatcher: Some(d.clone()), ..Default::default() };
+        if let Some(limit) = self.js_memory_limit {
+            opts.sandbox.js_memory_limit = limit;
+        }
+        Repl::with_engine(self.engine.clone(), opts).await.map_err(|e| format!("new repl: {e}"))
+    }
+
+    async fn repl(&self) -> R<Repl> {
+        self.repl_with(&self.dispatcher).await
+    }
+}
+
+async fn eval(repl: &mut Repl, code: &str) -> R<J> {
+    let r = repl.eval(code, EvalOptions::default()).await.map_err(|e| format!("eval: {e}"))?;
+    if let Some(e) = r.error {
+        return Err(format!("script error: {}: {}", e.name, e.message));
+    }
+    Ok(r.result.unwrap_or(J::Null))
+}
+
+fn rss_kib() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|r| r.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn sorted(xs: &[f64]) -> Vec<f64> {
+    let mut a = xs.to_vec();
+    a.sort_by(|x, y| x.total_cmp(y));
+    a
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let a = sorted(xs);
+    let n = a.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => a[n / 2],
+        _ => (a[n / 2 - 1] + a[n / 2]) / 2.0,
+    }
+}
+
+fn quantile(xs: &[f64], q: f64) -> f64 {
+    let a = sorted(xs);
+    if a.is_empty() {
+        return f64::NAN;
+    }
+    a[(q * (a.len() - 1) as f64).floor() as usize]
+}
+
+fn num(w: &J, key: &str, dflt: u64) -> u64 {
+    w.get(key).and_then(J::as_u64).unwrap_or(dflt)
+}
+
+/// One cold-sandbox iteration: new Repl (instantiate + init), eval, read, drop.
+async fn cold_once(b: &Bench, d: &Arc<Dispatcher>, code: &str) -> R<(f64, J)> {
+    let t0 = Instant::now();
+    let mut repl = b.repl_with(d).await?;
+    let v = eval(&mut repl, code).await?;
+    drop(repl);
+    Ok((t0.elapsed().as_secs_f64() * 1e6, v))
+}
+
+/// A fresh Repl, then one timed eval (seconds).
+async fn timed_once(b: &Bench, code: &str) -> R<(f64, J)> {
+    let mut repl = b.repl().await?;
+    let t0 = Instant::now();
+    let v = eval(&mut repl, code).await?;
+    let dt = t0.elapsed().as_secs_f64();
+    drop(repl);
+    Ok((dt, v))
+}
+
+/// W3 with one no-op PreToolUse hook on `t` (a process per call), on fewer calls.
+async fn tool_calls_with_hook(b: &Bench, code: &str, calls: u64) -> R<J> {
+    const HOOK_CALLS: u64 = 500;
+    let settings =
+        json!({"hooks": {"PreToolUse": [{"matcher": "t", "hooks": [{"type": "command", "command": "true"}]}]}});
+    let d = dispatcher(&settings.to_string())?;
+    let small = code.replacen(&calls.to_string(), &HOOK_CALLS.to_string(), 1);
+    if small == code {
+        return Err(format!("cannot find the call count {calls} in the code"));
+    }
+    let mut repl = b.repl_with(&d).await?;
+    let t0 = Instant::now();
+    let v = eval(&mut repl, &small).await?;
+    let dt = t0.elapsed().as_secs_f64();
+    let expect = HOOK_CALLS * (HOOK_CALLS - 1) / 2;
+    if v != json!(expect) {
+        return Err(format!("hooked run returned {v}, expected {expect}"));
+    }
+    Ok(json!(dt * 1e6 / HOOK_CALLS as f64))
+}
+
+async fn run_workload(b: &Bench, w: &J) -> R<J> {
+    let kind = w["kind"].as_str().unwrap_or("");
+    let code = w["code"].as_str().ok_or("workload has no code")?;
+    match kind {
+        "cold" => {
+            let warmup = num(w, "warmup", 0);
+            let iters = num(w, "iterations", 200);
+            let mut samples = Vec::with_capacity(iters as usize);
+            let mut check = J::Null;
+            for i in 0..warmup + iters {
+                let (dt, v) = cold_once(b, &b.dispatcher, code).await?;
+                check = v;
+                if i >= warmup {
+                    samples.push(dt);
+                }
+            }
+            // Variant: the Dispatcher (tool schemas compiled, rules parsed) built per sandbox too.
+            let mut fresh_d = Vec::with_capacity(iters as usize);
+            for _ in 0..iters.min(100) {
+                let t0 = Instant::now();
+                let d = dispatcher("{}")?;
+                cold_once(b, &d, code).await?;
+                fresh_d.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            Ok(json!({"value": median(&samples), "check": check, "extra": {
+                "iterations": samples.len(),
+                "mean_us": samples.iter().sum::<f64>() / samples.len() as f64,
+                "p10_us": quantile(&samples, 0.1), "p90_us": quantile(&samples, 0.9),
+                "dispatcher": "one Dispatcher shared by all sandboxes, like the engine",
+                "with_new_dispatcher_median_us": median(&fresh_d)}}))
+        }
+        "warm_eval" => {
+            let iters = num(w, "iterations", 10000);
+            let mut repl = b.repl().await?;
+            let mut v = J::Null;
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                v = eval(&mut repl, code).await?;
+            }
+            let dt = t0.elapsed().as_secs_f64();
+            Ok(json!({"value": dt * 1e6 / iters as f64, "check": v, "extra": {"total_ms": dt * 1e3}}))
+        }
+        "compute" if b.js_memory_limit.is_none() => {
+            // Try wrepl's default limits first; if the heap cap stops the code, say so and
+            // measure with a raised heap instead.
+            match timed_once(b, code).await {
+                Err(e) if e.contains("out of memory") => {
+                    let raised = Bench { js_memory_limit: Some(RAISED_JS_HEAP), ..b.clone() };
+                    let mut r = Box::pin(run_workload(&raised, w)).await?;
+                    r["extra"]["default_limits_error"] = json!(e);
+                    r["extra"]["js_memory_limit_mib"] = json!(RAISED_JS_HEAP >> 20);
+                    Ok(r)
+                }
+                Err(e) => Err(e),
+                Ok(_) => {
+                    let raised = Bench { js_memory_limit: Some(64 << 20), ..b.clone() };
+                    Box::pin(run_workload(&raised, w)).await
+                }
+            }
+        }
+        "tool_calls" | "parallel_sleep" | "compute" => {
+            let mut warmup_ms = vec![];
+            for _ in 0..num(w, "warmup_runs", 0) {
+                warmup_ms.push(timed_once(b, code).await?.0 * 1e3);
+            }
+            let (dt, v) = timed_once(b, code).await?;
+            let mut extra = json!({"total_ms": dt * 1e3, "warmup_ms": warmup_ms});
+            if kind == "tool_calls" {
+                let calls = num(w, "calls", 1);
+                extra["with_noop_hook_us_per_call"] = match tool_calls_with_hook(b, code, calls).await {
+                    Ok(v) => v,
+                    Err(e) => json!(format!("error: {e}")),
+                };
+                extra["with_noop_hook_calls"] = json!(500);
+                Ok(json!({"value": dt * 1e6 / calls as f64, "check": v, "extra": extra}))
+            } else {
+                Ok(json!({"value": dt * 1e3, "check": v, "extra": extra}))
+            }
+        }
+        "memory" => {
+            let n = num(w, "contexts", 500);
+            {
+                let mut repl = b.repl().await?;
+                eval(&mut repl, code).await?;
+            }
+            let before = rss_kib();
+            let mut live = Vec::with_capacity(n as usize);
+            let mut check = J::Null;
+            for _ in 0..n {
+                let mut repl = b.repl().await?;
+                check = eval(&mut repl, code).await?;
+                live.push(repl);
+            }
+            let after = rss_kib();
+            let extra = json!({"rss_before_kib": before, "rss_after_kib": after, "contexts": live.len(),
+                "gc": "none forced (no host API for it)"});
+            drop(live);
+            Ok(json!({"value": (after as f64 - before as f64) / n as f64, "check": check, "extra": extra}))
+        }
+        other => Err(format!("unknown workload kind {other}")),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() {
+        eprintln!("usage: wrepl-bench workloads.json [WID...]");
+        std::process::exit(2);
+    }
+    let doc: J = match std::fs::read_to_string(&args[0])
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("wrepl-bench: cannot read {}: {e}", args[0]);
+            std::process::exit(2);
+        }
+    };
+    let all: Vec<J> = doc["workloads"].as_array().cloned().unwrap_or_default();
+    let wanted: Vec<String> = if args.len() > 1 {
+        args[1..].to_vec()
+    } else {
+        all.iter().filter_map(|w| w["id"].as_str().map(String::from)).collect()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let bench = rt.block_on(async {
+        let engine = Arc::new(SandboxEngine::new(EngineOptions::default()).map_err(|e| format!("engine: {e}"))?);
+        Ok::<_, String>(Bench { engine, dispatcher: dispatcher("{}")?, js_memory_limit: None })
+    });
+    let mut results = serde_json::Map::new();
+    for id in wanted {
+        let Some(w) = all.iter().find(|w| w["id"] == id.as_str()) else {
+            results.insert(id.clone(), json!({"value": null, "error": format!("unknown workload {id}")}));
+            continue;
+        };
+        let unit = w["unit"].clone();
+        let r = match &bench {
+            Err(e) => Err(e.clone()),
+            Ok(b) => rt.block_on(run_workload(b, w)),
+        };
+        let r = match r {
+            Ok(mut r) => {
+                r["unit"] = unit;
+                r
+            }
+            Err(e) => json!({"value": null, "unit": unit, "error": e}),
+        };
+        results.insert(id, r);
+    }
+    println!("{}", json!({"peer": "wrepl", "engine": ENGINE, "results": results}));
+}
