@@ -28,5 +28,5 @@ ci:
 # Peer benchmark (shared/peers) with wrepl as an extra column; see bench/README.md.
 bench-peers:
     cargo build --release --bin wrepl-bench
-    rm -rf /tmp/peers && cp -r /work/shared/peers /tmp/peers
+    rm -rf /tmp/peers && cp -r ../shared/peers /tmp/peers
     cd /tmp/peers && ./run-all.sh --runs 3 --add 'wrepl={{justfile_directory()}}/target/release/wrepl-bench'
