@@ -448,3 +448,16 @@ async fn images_are_returned_as_media_and_capped() {
     assert_eq!(res.media.len(), 8, "at most 8 images per evaluation");
     assert!(res.stderr.contains("dropped"), "{}", res.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_deny_rules_cover_searches_of_those_paths() {
+    let env = Env::new();
+    std::fs::create_dir(env.root().join("secret")).unwrap();
+    std::fs::write(env.root().join("secret/key"), "API_KEY=1").unwrap();
+    let mut r = env.repl(r#"{"permissions": {"deny": ["Read(./secret/**)"]}}"#, &[], vec![]).await;
+    for code in ["await cat('secret/key')", "await rg('API_KEY', {path: 'secret'})", "await gl('*', {path: 'secret'})"]
+    {
+        let res = ev(&mut r, &format!("try {{ {code} }} {CATCH}")).await;
+        assert_eq!(error_kind(&res), "denied", "{code}: {res:?}");
+    }
+}

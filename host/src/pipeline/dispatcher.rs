@@ -420,7 +420,19 @@ impl Dispatcher {
             paths: &paths,
             project_root: self.workspace.default_cwd(),
         };
-        let matched = self.rules.evaluate(&req);
+        let mut matched = self.rules.evaluate(&req);
+        // Searching reads file contents: Read deny rules also cover Glob/Grep
+        // of the paths they name.
+        if matches!(tool_name, "Glob" | "Grep") && !paths.is_empty() {
+            // A searched directory is denied if a rule denies it or what is
+            // inside it (probed with a child path, so `dir/**` matches).
+            let probed: Vec<PathBuf> =
+                paths.iter().flat_map(|p| [p.clone(), p.join("__wrepl_search_probe__")]).collect();
+            let read = PermissionRequest { tool: "Read", paths: &probed, ..req };
+            if let Some(m) = self.rules.evaluate(&read).filter(|m| m.decision == Decision::Deny) {
+                matched = Some(m);
+            }
+        }
         let (decision, why) = decide(tool_name, tool.read_only(input), matched, hook_decision, hook_reason);
         match decision {
             Decision::Allow => {}
