@@ -461,3 +461,22 @@ async fn read_deny_rules_cover_searches_of_those_paths() {
         assert_eq!(error_kind(&res), "denied", "{code}: {res:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn symlinks_inside_the_root_do_not_dodge_deny_rules() {
+    let env = Env::new();
+    std::fs::create_dir(env.root().join("secret")).unwrap();
+    std::fs::write(env.root().join("secret/key"), "API_KEY=1").unwrap();
+    std::fs::create_dir(env.root().join("docs")).unwrap();
+    std::os::unix::fs::symlink("../secret", env.root().join("docs/s")).unwrap();
+    let mut r =
+        env.repl(r#"{"permissions": {"deny": ["Read(./secret/**)", "Write(./secret/**)"]}}"#, &["Write"], vec![]).await;
+    for code in ["await cat('docs/s/key')", "await put('docs/s/new', 'x')", "await rg('API', {path: 'docs/s'})"] {
+        let res = ev(&mut r, &format!("try {{ {code} }} {CATCH}")).await;
+        assert_eq!(error_kind(&res), "denied", "{code}: {res:?}");
+    }
+    assert!(!env.root().join("secret/new").exists());
+    // ordinary files are unaffected
+    std::fs::write(env.root().join("docs/readme"), "hi").unwrap();
+    assert_eq!(ok(&ev(&mut r, "await cat('docs/readme')").await), json!("hi"));
+}

@@ -411,6 +411,12 @@ impl Dispatcher {
         let mut paths = Vec::new();
         for p in tool.input_paths(input) {
             let r = self.workspace.resolve(&cwd, &p).map_err(|e| CallFailure::new(e.kind(), e.to_string()))?;
+            // Rules see both the path as written and where it really leads
+            // inside the root (deny matches if either does).
+            let real = self.workspace.real_path(&r);
+            if real != r.abs {
+                paths.push(real);
+            }
             paths.push(r.abs);
         }
         let subject = tool.rule_subject(input);

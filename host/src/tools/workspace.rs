@@ -107,6 +107,35 @@ impl Workspace {
         ))
     }
 
+    /// The path permission rules should see: symlinks inside the root are
+    /// followed (through the root's capability, so they cannot leave it) for
+    /// the longest existing prefix, so a link cannot dodge a path rule.
+    pub fn real_path(&self, r: &Resolved) -> PathBuf {
+        let dir = self.dir(r.root);
+        let root = &self.roots[r.root].path;
+        let mut existing = r.rel.clone();
+        let mut rest = Vec::new();
+        loop {
+            if existing.as_os_str().is_empty() {
+                return r.abs.clone();
+            }
+            if let Ok(real) = dir.canonicalize(&existing) {
+                let mut p = root.join(real);
+                for part in rest.iter().rev() {
+                    p.push(part);
+                }
+                return p;
+            }
+            match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name);
+                    existing = parent.to_path_buf();
+                }
+                _ => return r.abs.clone(),
+            }
+        }
+    }
+
     /// Validate a directory for `chdir`: it must exist inside a root.
     pub fn resolve_dir(&self, cwd: &Path, path: &str) -> Result<Resolved, ToolError> {
         let r = self.resolve(cwd, path)?;
