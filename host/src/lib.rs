@@ -15,6 +15,7 @@ pub mod repl;
 pub mod replay;
 pub mod runtime;
 pub mod script;
+mod text;
 pub mod tools;
 
 pub use repl::{EvalOptions, EvalResult, Repl, ReplError, ReplOptions};

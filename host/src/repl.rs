@@ -220,6 +220,8 @@ pub struct Repl {
     lost: Option<String>,
     session: Option<ActiveSession>,
     restore: Option<RestoreReport>,
+    /// The registry as of a revision, to tell which tools an eval added.
+    tools_seen: (u64, Vec<crate::runtime::RegisteredTool>),
 }
 
 impl std::fmt::Debug for Repl {
@@ -243,7 +245,15 @@ impl Repl {
         }
         let sandbox = Sandbox::new(&engine, options.sandbox.clone()).await?;
         let session_cfg = options.session.clone();
-        let mut repl = Self { engine, options, sandbox: Some(sandbox), lost: None, session: None, restore: None };
+        let mut repl = Self {
+            engine,
+            options,
+            sandbox: Some(sandbox),
+            lost: None,
+            session: None,
+            restore: None,
+            tools_seen: (0, Vec::new()),
+        };
         if let Some(cfg) = session_cfg {
             repl.hydrate(cfg).await?;
         }
@@ -253,6 +263,34 @@ impl Repl {
     /// Tools the script registered with `registerTool`.
     pub fn registered_tools(&self) -> Vec<crate::runtime::RegisteredTool> {
         self.sandbox.as_ref().map(|s| s.registered_tools()).unwrap_or_default()
+    }
+
+    /// Replace a missing or poisoned instance; true when it had to.
+    async fn ensure_sandbox(&mut self) -> Result<bool, ReplError> {
+        if self.sandbox.as_ref().is_some_and(|s| s.poisoned().is_none()) {
+            return Ok(false);
+        }
+        self.rebuild_sandbox().await?;
+        Ok(true)
+    }
+
+    /// Drop the instance (freeing its pool slot first) and build a fresh one.
+    async fn rebuild_sandbox(&mut self) -> Result<(), ReplError> {
+        self.sandbox = None;
+        self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+        Ok(())
+    }
+
+    fn registry_revision(&self) -> u64 {
+        self.sandbox.as_ref().map(|s| s.registry_revision()).unwrap_or(0)
+    }
+
+    /// Bring the cached copy of the registry up to date (copies only on change).
+    fn refresh_tools_seen(&mut self) {
+        let rev = self.registry_revision();
+        if rev != self.tools_seen.0 {
+            self.tools_seen = (rev, self.registered_tools());
+        }
     }
 
     /// A model's call of a registered tool (`eval_registered__<name>` or the
@@ -404,9 +442,7 @@ impl Repl {
         }
         let timeout = timeout.min(Duration::from_millis(MAX_TIMEOUT_MS));
         let mut reset_note = None;
-        if self.sandbox.as_ref().is_none_or(|s| s.poisoned().is_some()) {
-            self.sandbox = None;
-            self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+        if self.ensure_sandbox().await? {
             reset_note = Some(match self.lost.take() {
                 Some(why) => format!("this evaluation runs in a fresh context: the previous one was lost ({why}); earlier variables are gone"),
                 None => "this evaluation runs in a fresh context".to_string(),
@@ -421,14 +457,20 @@ impl Repl {
             Some(r) => Tape::Record(r.clone()),
             None => Tape::Off,
         };
-        let before: Vec<crate::runtime::RegisteredTool> = self.registered_tools();
+        // The registry is only copied when its revision moved.
+        self.refresh_tools_seen();
         let (mut result, _) = self.run_block(code, timeout, opts, tape).await?;
-        result.new_tools = self
-            .registered_tools()
-            .into_iter()
-            .filter(|t| !before.contains(t))
-            .map(|t| format!("eval_registered__{}", t.name))
-            .collect();
+        if self.registry_revision() != self.tools_seen.0 {
+            let before = std::mem::take(&mut self.tools_seen.1);
+            self.refresh_tools_seen();
+            result.new_tools = self
+                .tools_seen
+                .1
+                .iter()
+                .filter(|t| !before.contains(t))
+                .map(|t| format!("eval_registered__{}", t.name))
+                .collect();
+        }
         if let (Some(rec), Some(sess)) = (&recorder, self.session.as_mut()) {
             let end = Event::End {
                 threw: result.error.is_some(),
@@ -456,10 +498,7 @@ impl Repl {
         opts: EvalOptions,
         tape: Tape,
     ) -> Result<(EvalResult, Option<ReplayObservation>), ReplError> {
-        if self.sandbox.as_ref().is_none_or(|s| s.poisoned().is_some()) {
-            self.sandbox = None;
-            self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
-        }
+        self.ensure_sandbox().await?;
         let script = match script::prepare(code, &self.options.script_limits) {
             Ok(s) => s,
             Err(rejected) => return Ok((EvalResult::refused(rejected.js_name(), rejected.to_string()), None)),
@@ -484,8 +523,7 @@ impl Repl {
             poisoned_note = Some(format!(
                 "the previous context was poisoned (managed globals tampered with: {names}); this evaluation ran in a fresh context and earlier variables are gone"
             ));
-            self.sandbox = None;
-            self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+            self.rebuild_sandbox().await?;
             let sandbox = self.sandbox.as_mut().expect("sandbox was just rebuilt");
             report = sandbox.eval(request).await;
         }

@@ -90,6 +90,15 @@ pub struct EvalCalls {
     pub media: Vec<Media>,
     /// Warnings for the evaluation's stderr (hook problems, dropped media).
     pub warnings: Vec<String>,
+    /// Bytes of output and text held by `records` so far.
+    record_bytes: usize,
+}
+
+impl EvalCalls {
+    fn push_record(&mut self, record: CallRecord, output_bytes: usize) {
+        self.record_bytes += output_bytes + record.text.len();
+        self.records.push(record);
+    }
 }
 
 struct Registered {
@@ -265,7 +274,7 @@ impl Dispatcher {
 
     /// Run one call through every stage. `Ok` is the JSON text the script
     /// receives.
-    pub async fn dispatch(self: Arc<Self>, tool_name: String, input_text: String) -> Result<String, CallFailure> {
+    pub async fn dispatch(self: Arc<Self>, tool_name: String, mut input: Value) -> Result<String, CallFailure> {
         let id = new_tool_use_id();
         let started = Instant::now();
         self.emit(&id, &tool_name, Phase::Start, None, started);
@@ -273,7 +282,6 @@ impl Dispatcher {
             let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
             (s.cwd.clone(), s.cancel.clone())
         };
-        let mut input: Value = serde_json::from_str(&input_text).unwrap_or(Value::Null);
         let result = self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started).await;
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
@@ -298,29 +306,18 @@ impl Dispatcher {
                         ));
                     }
                 }
-                let (output, text) = bounded_record(&mut scope.calls, &json, out.value, out.text);
-                scope.calls.records.push(CallRecord {
-                    id,
-                    tool: tool_name,
-                    input,
-                    ok: true,
-                    output,
-                    text,
-                    duration_ms,
-                });
+                let (output, output_bytes, text) = bounded_record(scope.calls.record_bytes, &json, out.value, out.text);
+                let record = CallRecord { id, tool: tool_name, input, ok: true, output, text, duration_ms };
+                scope.calls.push_record(record, output_bytes);
                 Ok(json)
             }
             Err(f) => {
                 self.emit(&id, &tool_name, Phase::Error, Some(f.message.clone()), started);
-                scope.calls.records.push(CallRecord {
-                    id,
-                    tool: tool_name,
-                    input,
-                    ok: false,
-                    output: json!({"kind": f.kind, "message": f.message}),
-                    text: f.message.clone(),
-                    duration_ms,
-                });
+                let output = json!({"kind": f.kind, "message": f.message});
+                let output_bytes = output.to_string().len();
+                let record =
+                    CallRecord { id, tool: tool_name, input, ok: false, output, text: f.message.clone(), duration_ms };
+                scope.calls.push_record(record, output_bytes);
                 Err(f)
             }
         }
@@ -514,25 +511,18 @@ pub const MAX_RECORD_BYTES: usize = 64 << 10;
 pub const MAX_RECORDS_BYTES: usize = 8 << 20;
 
 /// Keep a record's output within the per-record and per-evaluation caps (the
-/// script still received the full value).
-fn bounded_record(calls: &mut EvalCalls, json: &str, value: Value, text: String) -> (Value, String) {
-    let used: usize = calls.records.iter().map(|r| r.text.len() + r.output.to_string().len()).sum();
+/// script still received the full value). `used` is what earlier records of
+/// the evaluation hold; returns the output to keep, its JSON size and the text.
+fn bounded_record(used: usize, json: &str, value: Value, text: String) -> (Value, usize, String) {
     let fits = json.len() <= MAX_RECORD_BYTES && used + json.len() + text.len() <= MAX_RECORDS_BYTES;
     if fits && text.len() <= MAX_RECORD_BYTES {
-        return (value, text);
+        return (value, json.len(), text);
     }
-    let cut = |s: &str, n: usize| -> String {
-        let mut i = n.min(s.len());
-        while !s.is_char_boundary(i) {
-            i -= 1;
-        }
-        s[..i].to_string()
-    };
+    let cut = |s: &str, n: usize| s[..crate::text::floor_char_boundary(s, n)].to_string();
     let preview = if used < MAX_RECORDS_BYTES { 4096 } else { 0 };
-    (
-        json!({"truncated": true, "bytes": json.len(), "preview": cut(json, preview)}),
-        format!("{}…[record truncated: {} bytes]", cut(&text, preview), text.len()),
-    )
+    let output = json!({"truncated": true, "bytes": json.len(), "preview": cut(json, preview)});
+    let output_bytes = output.to_string().len();
+    (output, output_bytes, format!("{}…[record truncated: {} bytes]", cut(&text, preview), text.len()))
 }
 
 /// Combine rules, hook decisions and defaults: deny > ask > allow; a hook's
@@ -659,10 +649,9 @@ impl CallHandler for Arc<Dispatcher> {
         if tool == CHDIR {
             return self.chdir(input);
         }
-        if serde_json::from_str::<serde::de::IgnoredAny>(input).is_err() {
-            return Err(CallFailure::new("invalid-input", format!("the input of {tool} is not valid JSON")));
-        }
-        Ok(Box::pin(self.clone().dispatch(tool.to_string(), input.to_string())))
+        let input: Value = serde_json::from_str(input)
+            .map_err(|_| CallFailure::new("invalid-input", format!("the input of {tool} is not valid JSON")))?;
+        Ok(Box::pin(self.clone().dispatch(tool.to_string(), input)))
     }
 
     fn fingerprint(&self, tool: &str) -> String {

@@ -1,5 +1,7 @@
 //! Console capture with a per-evaluation byte budget.
 
+use crate::text::floor_char_boundary;
+
 /// Total console bytes kept per evaluation (stdout and stderr together).
 pub const CONSOLE_BUDGET_BYTES: usize = 52_428_800;
 
@@ -57,18 +59,6 @@ impl ConsoleBuffer {
         self.used = 0;
         std::mem::take(&mut self.out)
     }
-}
-
-/// Largest index `<= i` that is a char boundary of `s`.
-pub(crate) fn floor_char_boundary(s: &str, i: usize) -> usize {
-    if i >= s.len() {
-        return s.len();
-    }
-    let mut i = i;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -185,6 +185,14 @@ pub(crate) struct HostState {
     recorded: usize,
     /// Tools the script registered (`registerTool`), by name.
     pub(crate) registered: std::collections::BTreeMap<String, RegisteredTool>,
+    /// Changes whenever `registered` does; unique across instances (0: none ever).
+    pub(crate) registry_revision: u64,
+}
+
+/// A process-wide counter, so revisions of different instances never collide.
+fn next_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Most boundary events recorded per evaluation (bounds the log's growth).
@@ -234,6 +242,7 @@ impl HostState {
             call_index: HashMap::new(),
             calls_started: 0,
             recorded: 0,
+            registry_revision: 0,
             registered: std::collections::BTreeMap::new(),
         }
     }
@@ -480,7 +489,7 @@ impl HostState {
 
 fn cap_message(mut m: String) -> String {
     if m.len() > MAX_MESSAGE_BYTES {
-        let cut = super::console::floor_char_boundary(&m, MAX_MESSAGE_BYTES);
+        let cut = crate::text::floor_char_boundary(&m, MAX_MESSAGE_BYTES);
         m.truncate(cut);
         m.push_str("…[truncated]");
     }
@@ -613,7 +622,7 @@ impl HostState {
 }
 
 fn truncate_name(s: &str) -> String {
-    let cut = super::console::floor_char_boundary(s, 200);
+    let cut = crate::text::floor_char_boundary(s, 200);
     s[..cut].to_string()
 }
 
@@ -701,11 +710,16 @@ impl host::Host for HostState {
         }
         let display_name = (!display_name.is_empty()).then_some(display_name);
         self.registered.insert(name.clone(), RegisteredTool { name, description, input_schema, display_name });
+        self.registry_revision = next_revision();
         Ok(Ok(()))
     }
 
     fn unregister_tool(&mut self, name: String) -> wasmtime::Result<bool> {
-        Ok(self.registered.remove(&name).is_some())
+        let removed = self.registered.remove(&name).is_some();
+        if removed {
+            self.registry_revision = next_revision();
+        }
+        Ok(removed)
     }
 
     fn should_interrupt(&mut self) -> wasmtime::Result<bool> {

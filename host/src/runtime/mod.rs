@@ -302,6 +302,11 @@ impl Sandbox {
         self.store.data().registered.values().cloned().collect()
     }
 
+    /// Changes whenever the registered tools do (cheap to compare).
+    pub fn registry_revision(&self) -> u64 {
+        self.store.data().registry_revision
+    }
+
     /// Peak linear memory the guest asked for, in bytes.
     pub fn peak_memory(&self) -> usize {
         self.store.data().peak_memory()

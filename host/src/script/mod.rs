@@ -227,17 +227,10 @@ fn check_nesting(code: &str, limit: usize) -> Result<(), ScriptRejected> {
 
 fn line_col(code: &str, offset: u32) -> (usize, usize) {
     let off = (offset as usize).min(code.len());
-    let before = &code[..floor_boundary(code, off)];
+    let before = &code[..crate::text::floor_char_boundary(code, off)];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
     (line, col)
-}
-
-fn floor_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 struct SealedScan<'s> {
