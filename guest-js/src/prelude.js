@@ -338,6 +338,21 @@
       return callTool("Write", { file_path: StringCtor(path), content: typeof text === "string" ? text : str(text) });
     });
   }
+  if (wired.has("Sample")) {
+    // Model sampling; the aliases are the same function (the client picks the model).
+    const haiku = async function haiku(prompt, schema) {
+      const input = { prompt: typeof prompt === "string" ? prompt : str(prompt), model: "haiku" };
+      if (schema !== undefined && schema !== null) {
+        if (typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("haiku(prompt, schema): schema must be a JSON Schema object");
+        input.schema = schema;
+      }
+      return callTool("Sample", input);
+    };
+    define("haiku", haiku);
+    define("sonnet", haiku);
+    define("opus", haiku);
+    define("fable", haiku);
+  }
   if (wired.has("chdir")) {
     define("chdir", function chdir(dir) { return callTool("chdir", { path: StringCtor(dir) }); });
   }

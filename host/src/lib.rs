@@ -10,6 +10,7 @@
 //!   result assembly.
 
 pub mod context;
+pub mod mcp;
 pub mod pipeline;
 pub mod repl;
 pub mod replay;
@@ -17,5 +18,6 @@ pub mod runtime;
 pub mod script;
 mod text;
 pub mod tools;
+pub mod types;
 
 pub use repl::{EvalOptions, EvalResult, Repl, ReplError, ReplOptions};

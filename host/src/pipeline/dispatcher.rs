@@ -212,12 +212,23 @@ impl Dispatcher {
     /// The globals the guest installs: one per tool, named like the tool,
     /// plus the internal `chdir` call.
     pub fn bindings(&self) -> Vec<ToolBinding> {
-        let mut b: Vec<ToolBinding> = self
-            .tools
-            .keys()
-            .filter(|n| is_js_identifier(n))
-            .map(|n| ToolBinding { name: n.clone(), global: n.clone() })
-            .collect();
+        // Tool names that are not JavaScript identifiers (`mcp__srv__get-sum`)
+        // get a global with every other character replaced by `_`, unless
+        // that clashes with another tool's name or global.
+        let mut used: std::collections::HashSet<String> = self.tools.keys().cloned().collect();
+        let mut b = Vec::new();
+        for name in self.tools.keys() {
+            let global = if is_js_identifier(name) {
+                name.clone()
+            } else {
+                let g = js_global_for(name);
+                if !is_js_identifier(&g) || !used.insert(g.clone()) {
+                    continue;
+                }
+                g
+            };
+            b.push(ToolBinding { name: name.clone(), global });
+        }
         b.push(ToolBinding { name: CHDIR.into(), global: "__wrepl_chdir".into() });
         b
     }
@@ -255,6 +266,7 @@ impl Dispatcher {
                 phase,
                 message,
                 elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+                progress: None,
             });
         }
     }
@@ -468,6 +480,20 @@ impl Dispatcher {
             cwd: cwd.clone(),
             cancel: cancel.clone(),
             timeout: native,
+            progress: self.events.clone().map(|sink| {
+                let (id, tool) = (id.to_string(), tool_name.to_string());
+                let f: crate::tools::ProgressFn = Arc::new(move |p: crate::tools::ToolProgress| {
+                    sink(&ProgressEvent {
+                        tool_use_id: id.clone(),
+                        tool: tool.clone(),
+                        phase: Phase::Progress,
+                        message: p.message,
+                        elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+                        progress: Some((p.progress, p.total)),
+                    })
+                });
+                f
+            }),
         };
         let outcome = run_with_watchdog(tool.call(input.clone(), ctx), tool_name, native, &cancel).await;
         // 6. output validation and post hooks
@@ -633,6 +659,12 @@ async fn run_with_watchdog(
             ))
         }
     }
+}
+
+/// The global a tool name gets when it is not an identifier itself: every
+/// character outside `[A-Za-z0-9_$]` becomes `_` (`get-sum` → `get_sum`).
+pub fn js_global_for(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '$' { c } else { '_' }).collect()
 }
 
 /// A valid JavaScript identifier (ASCII subset) that is not reserved.

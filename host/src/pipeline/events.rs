@@ -12,6 +12,8 @@ pub enum Phase {
     Start,
     /// Validation, hooks and permission passed; the tool runs.
     Executing,
+    /// The running tool reported intermediate progress.
+    Progress,
     /// The tool finished successfully.
     Complete,
     /// The call failed or was refused.
@@ -31,6 +33,8 @@ pub struct ProgressEvent {
     pub message: Option<String>,
     /// Milliseconds since the call started.
     pub elapsed_ms: f64,
+    /// For `progress`: the tool's progress value and total (when known).
+    pub progress: Option<(f64, Option<f64>)>,
 }
 
 /// Where progress events go.

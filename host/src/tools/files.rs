@@ -770,6 +770,7 @@ mod tests {
             workspace: Arc::new(ws),
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
+            progress: None,
         };
         Env { _dir: dir, root, ctx }
     }

@@ -3,6 +3,7 @@
 //! schema validation and timeouts are the pipeline's job.
 
 pub mod files;
+pub mod sampling;
 pub mod search;
 pub mod shell;
 pub mod workspace;
@@ -114,7 +115,24 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The native timeout the pipeline applies to this call.
     pub timeout: Duration,
+    /// Where the tool reports intermediate progress (e.g. a downstream MCP
+    /// server's `notifications/progress`); `None` when nobody listens.
+    pub progress: Option<ProgressFn>,
 }
+
+/// Intermediate progress of a running call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolProgress {
+    /// Progress so far (monotonic, unit chosen by the tool).
+    pub progress: f64,
+    /// Total, when known.
+    pub total: Option<f64>,
+    /// A human-readable message.
+    pub message: Option<String>,
+}
+
+/// Receives a call's [`ToolProgress`] reports.
+pub type ProgressFn = Arc<dyn Fn(ToolProgress) + Send + Sync>;
 
 /// A tool the pipeline can run.
 pub trait Tool: Send + Sync + 'static {
@@ -157,9 +175,15 @@ pub trait Tool: Send + Sync + 'static {
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture;
 }
 
-/// The built-in tools.
+/// The built-in tools, with model sampling unavailable (`haiku` fails clearly).
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    builtin_tools_with(None)
+}
+
+/// The built-in tools, with `sampler` answering `haiku` (model sampling).
+pub fn builtin_tools_with(sampler: Option<Arc<dyn sampling::Sampler>>) -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(sampling::Sample::new(sampler)),
         Arc::new(shell::Bash),
         Arc::new(files::Read),
         Arc::new(files::Write),

@@ -281,6 +281,7 @@ mod tests {
             cwd: ws.default_cwd().to_path_buf(),
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
+            progress: None,
         }
     }
 

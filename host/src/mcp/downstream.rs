@@ -1,0 +1,1 @@
+//! Downstream MCP servers (placeholder; being written).

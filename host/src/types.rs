@@ -1,0 +1,1 @@
+//! TypeScript declarations of the sandbox globals (placeholder; being written).
