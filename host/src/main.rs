@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use wrepl::mcp::server::{serve_http, serve_stdio, ServerOptions};
 use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
 use wrepl::pipeline::events::{EventSink, ProgressEvent};
 use wrepl::pipeline::settings::Settings;
@@ -46,6 +47,30 @@ enum Command {
         /// Session store (default: $WREPL_STORE, else ~/.local/share/wrepl/sessions.sqlite3).
         #[arg(long, value_name = "FILE")]
         store: Option<std::path::PathBuf>,
+    },
+    /// Serve the REPL to MCP clients: stdio by default, streamable HTTP with --http.
+    Serve {
+        /// Listen for streamable HTTP at this address (path /mcp), e.g. 127.0.0.1:8931.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Durable session (stdio only): resume it from the store and record into it.
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+        /// Session store; with it, every connection's evaluations are recorded
+        /// (default with --session: $WREPL_STORE, else ~/.local/share/wrepl/sessions.sqlite3).
+        #[arg(long, value_name = "FILE")]
+        store: Option<std::path::PathBuf>,
+        /// Async mode: `repl` returns an eval id at once; poll `repl_result`.
+        #[arg(long = "async")]
+        async_mode: bool,
+        /// List no `repl` tool (the REPL is disabled by configuration).
+        #[arg(long)]
+        no_repl: bool,
+        /// Script budget default and fuel are per call; this caps the result text (characters).
+        #[arg(long, value_name = "CHARS", default_value_t = wrepl::repl::DEFAULT_TEXT_CAP)]
+        text_cap: usize,
     },
     /// Inspect session logs.
     Log {
@@ -218,13 +243,18 @@ struct PolicyArgs {
     progress: bool,
 }
 
-fn dispatcher(p: &PolicyArgs) -> anyhow::Result<std::sync::Arc<Dispatcher>> {
+/// Settings and workspace from the policy flags.
+fn policy_parts(p: &PolicyArgs) -> anyhow::Result<(Settings, std::sync::Arc<Workspace>)> {
     let settings = match &p.settings {
         Some(f) => Settings::load(f)?,
         None => Settings::default(),
     };
     let roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
-    let workspace = std::sync::Arc::new(Workspace::new(&roots)?);
+    Ok((settings, std::sync::Arc::new(Workspace::new(&roots)?)))
+}
+
+fn dispatcher(p: &PolicyArgs) -> anyhow::Result<std::sync::Arc<Dispatcher>> {
+    let (settings, workspace) = policy_parts(p)?;
     let events: Option<EventSink> = if p.progress {
         Some(std::sync::Arc::new(|e: &ProgressEvent| {
             eprintln!(
@@ -279,6 +309,37 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eval(snippets, timeout, fuel, json, policy, session).await
         }
         Command::Log { command } => log_command(command),
+        Command::Serve { http, policy, session, store, async_mode, no_repl, text_cap } => {
+            if http.is_some() && session.is_some() {
+                anyhow::bail!("--session works with stdio only (each HTTP connection records its own session)");
+            }
+            let store: Option<std::sync::Arc<dyn LogStore>> =
+                if session.is_some() || store.is_some() { Some(open_store(store)?) } else { None };
+            let (settings, workspace) = policy_parts(&policy)?;
+            let engine = std::sync::Arc::new(SandboxEngine::new(EngineOptions::default())?);
+            let options = std::sync::Arc::new(ServerOptions {
+                engine,
+                repl: ReplOptions { text_cap, ..ReplOptions::default() },
+                settings,
+                allow: policy.allow.clone(),
+                deny: policy.deny.clone(),
+                workspace,
+                extra_tools: Vec::new(),
+                store,
+                session,
+                async_mode,
+                repl_enabled: !no_repl,
+            });
+            match http {
+                None => serve_stdio(options).await?,
+                Some(addr) => {
+                    // Runs until the process is stopped (the store is crash-safe).
+                    let shutdown = tokio_util::sync::CancellationToken::new();
+                    serve_http(options, addr, shutdown, |a| eprintln!("wrepl: serving MCP at http://{a}/mcp")).await?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -13,9 +13,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 #[allow(deprecated)] // sampling is deprecated in the newest protocol, still supported by 2025 clients
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, CreateMessageRequestParams, ElicitRequestParams,
-    ElicitationAction, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerNotification, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, CreateMessageRequestParams,
+    ElicitRequestParams, ElicitationAction, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerNotification, Tool as McpTool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -254,7 +254,11 @@ struct McpSampler {
 }
 
 impl Sampler for McpSampler {
-    fn sample(&self, request: SampleRequest, cancel: CancellationToken) -> BoxFuture<'static, Result<String, SampleError>> {
+    fn sample(
+        &self,
+        request: SampleRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<String, SampleError>> {
         let peer = self.conn.upgrade().and_then(|c| lock(&c.peer).clone());
         Box::pin(async move {
             let Some(peer) = peer else {
@@ -502,7 +506,8 @@ every call passes the permission pipeline. The result is the last expression's v
 
 fn tool_def(name: &str, description: &str, schema: JsonObject) -> McpTool {
     let v = json!({"name": name, "description": description, "inputSchema": Value::Object(schema)});
-    serde_json::from_value(v).unwrap_or_else(|_| McpTool::new(name.to_string(), description.to_string(), JsonObject::new()))
+    serde_json::from_value(v)
+        .unwrap_or_else(|_| McpTool::new(name.to_string(), description.to_string(), JsonObject::new()))
 }
 
 fn object_schema(v: &Value) -> JsonObject {
@@ -685,12 +690,16 @@ impl WreplServer {
         loop {
             let state = lock(&self.conn.book).states.get(id).cloned();
             match state {
-                None => return input_error(format!("unknown eval id {id:?} (finished results are kept for the last {MAX_FINISHED_EVALS} evaluations)")),
+                None => return input_error(format!(
+                    "unknown eval id {id:?} (finished results are kept for the last {MAX_FINISHED_EVALS} evaluations)"
+                )),
                 Some(AsyncState::Done(v)) => {
                     let failed = v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                     let mut r = match v.get("result").cloned().map(serde_json::from_value::<CallToolResult>) {
                         Some(Ok(r)) => r,
-                        _ => input_error(v.get("error").and_then(Value::as_str).unwrap_or("evaluation failed").to_string()),
+                        _ => input_error(
+                            v.get("error").and_then(Value::as_str).unwrap_or("evaluation failed").to_string(),
+                        ),
                     };
                     if failed {
                         r.is_error = Some(true);
@@ -708,7 +717,12 @@ impl WreplServer {
         }
     }
 
-    async fn call_registered(&self, name: &str, args: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn call_registered(
+        &self,
+        name: &str,
+        args: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let cancel = CancelToken::new();
         let watcher = {
             let (ct, cancel) = (context.ct.clone(), cancel.clone());
@@ -753,7 +767,11 @@ impl WreplServer {
                     Some(d) => format!("{d}: {}", t.description),
                     None => t.description.clone(),
                 };
-                tools.push(tool_def(&format!("{REGISTERED_PREFIX}{}", t.name), &description, object_schema(&t.input_schema)));
+                tools.push(tool_def(
+                    &format!("{REGISTERED_PREFIX}{}", t.name),
+                    &description,
+                    object_schema(&t.input_schema),
+                ));
             }
         }
         tools
@@ -810,8 +828,7 @@ impl ServerHandler for WreplServer {
 pub async fn serve_stdio(options: Arc<ServerOptions>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
     let server = WreplServer::new(options);
-    let running =
-        server.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Transport(e.to_string()))?;
+    let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Transport(e.to_string()))?;
     running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
     Ok(())
 }

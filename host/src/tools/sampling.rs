@@ -52,7 +52,11 @@ pub enum SampleError {
 /// Reaches a model (e.g. the MCP client through `sampling/createMessage`).
 pub trait Sampler: Send + Sync + 'static {
     /// Ask for one reply; resolves to its text.
-    fn sample(&self, request: SampleRequest, cancel: CancellationToken) -> BoxFuture<'static, Result<String, SampleError>>;
+    fn sample(
+        &self,
+        request: SampleRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<String, SampleError>>;
 }
 
 /// The `Sample` tool.
@@ -82,13 +86,15 @@ fn unfence(text: &str) -> &str {
 
 /// Parse a reply that must be JSON matching `schema`.
 pub fn parse_structured(reply: &str, schema: &Value) -> Result<Value, ToolError> {
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| ToolError::InvalidInput(format!("the schema given to the model call is not a valid JSON Schema: {e}")))?;
+    let validator = jsonschema::validator_for(schema).map_err(|e| {
+        ToolError::InvalidInput(format!("the schema given to the model call is not a valid JSON Schema: {e}"))
+    })?;
     let value: Value = serde_json::from_str(unfence(reply)).map_err(|e| {
         let shown: String = reply.chars().take(300).collect();
         ToolError::Failed(format!("the model's reply is not JSON ({e}); it began: {shown:?}"))
     })?;
-    let errors: Vec<String> = validator.iter_errors(&value).take(5).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    let errors: Vec<String> =
+        validator.iter_errors(&value).take(5).map(|e| format!("{e} at {}", e.instance_path())).collect();
     if !errors.is_empty() {
         return Err(ToolError::Failed(format!("the model's reply does not match the schema: {}", errors.join("; "))));
     }
@@ -138,7 +144,9 @@ impl Tool for Sample {
             if let Some(s) = &schema {
                 // Fail on a bad schema before asking the model.
                 jsonschema::validator_for(s).map_err(|e| {
-                    ToolError::InvalidInput(format!("the schema given to the model call is not a valid JSON Schema: {e}"))
+                    ToolError::InvalidInput(format!(
+                        "the schema given to the model call is not a valid JSON Schema: {e}"
+                    ))
                 })?;
             }
             let mut system = str_field(&input, "system").map(str::to_string);

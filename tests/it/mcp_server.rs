@@ -1,0 +1,461 @@
+//! `wrepl serve` driven by a real MCP client (rmcp's), over stdio and
+//! streamable HTTP: tools, persistence, progress, sampling, elicitation,
+//! registered tools with list_changed, cancellation, async mode.
+
+#![allow(deprecated)] // sampling is deprecated by the newest protocol revision, still part of 2025-11-25
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest, CreateMessageRequestParams,
+    CreateMessageResult, CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
+    ProgressNotificationParam, ProtocolVersion, Request, SamplingMessage,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData as McpError, ServiceExt};
+use serde_json::{json, Value};
+
+/// What the test client saw.
+#[derive(Default)]
+struct Seen {
+    progress: Mutex<Vec<ProgressNotificationParam>>,
+    list_changed: AtomicUsize,
+    samplings: Mutex<Vec<CreateMessageRequestParams>>,
+    elicitations: Mutex<Vec<String>>,
+    custom: Mutex<Vec<CustomNotification>>,
+}
+
+/// A client that can sample (answers from a script) and approves through
+/// elicitation whatever mentions `approve_word`.
+#[derive(Clone)]
+struct TestClient {
+    seen: Arc<Seen>,
+    capable: bool,
+    approve_word: &'static str,
+}
+
+impl ClientHandler for TestClient {
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        self.seen.samplings.lock().unwrap().push(params.clone());
+        let v = serde_json::to_value(&params).unwrap();
+        let prompt = v["messages"][0]["content"]["text"].as_str().unwrap_or_default().to_string();
+        let system = v["systemPrompt"].as_str().unwrap_or_default();
+        let reply = if system.contains("JSON Schema") {
+            // Deliberately fenced: the server must strip it.
+            format!("```json\n{{\"answer\": {}}}\n```", prompt.len())
+        } else {
+            format!("echo: {prompt}")
+        };
+        Ok(CreateMessageResult::new(SamplingMessage::assistant_text(reply), "test-model".into()))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let message = serde_json::to_value(&request).unwrap()["message"].as_str().unwrap_or_default().to_string();
+        self.seen.elicitations.lock().unwrap().push(message.clone());
+        Ok(if message.contains(self.approve_word) {
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true}))
+        } else {
+            ElicitResult::new(ElicitationAction::Decline)
+        })
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.seen.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.seen.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_custom_notification(&self, n: CustomNotification, _context: NotificationContext<RoleClient>) {
+        self.seen.custom.lock().unwrap().push(n);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.capable {
+            ClientCapabilities::builder().enable_sampling().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("wrepl-test-client", "0.0.0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+}
+
+fn client(capable: bool, approve_word: &'static str) -> TestClient {
+    TestClient { seen: Arc::new(Seen::default()), capable, approve_word }
+}
+
+async fn start_stdio(c: TestClient, root: &Path, extra: &[&str]) -> RunningService<RoleClient, TestClient> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
+    cmd.arg("serve").arg("--root").arg(root).args(extra).kill_on_drop(true);
+    let transport = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::inherit()).spawn().unwrap().0;
+    c.serve(transport).await.expect("MCP handshake with wrepl serve")
+}
+
+async fn call(service: &RunningService<RoleClient, TestClient>, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else { panic!("arguments must be an object") };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        service.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args)),
+    )
+    .await
+    .expect("tool call timed out")
+    .expect("tool call failed at the protocol level")
+}
+
+fn structured(r: &CallToolResult) -> Value {
+    r.structured_content.clone().unwrap_or(Value::Null)
+}
+
+fn text(r: &CallToolResult) -> String {
+    serde_json::to_value(&r.content)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str().map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn tool_names(service: &RunningService<RoleClient, TestClient>) -> Vec<String> {
+    service.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test]
+async fn stdio_session_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(true, "Write");
+    let seen = c.seen.clone();
+    let service = start_stdio(c, dir.path(), &[]).await;
+
+    // tools/list
+    assert_eq!(tool_names(&service).await, vec!["repl".to_string()]);
+
+    // two calls, one context
+    let r = call(&service, "repl", json!({"code": "let x = 41; const y = 1", "description": "set"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "x + y"})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    assert_eq!(text(&r), "42");
+
+    // progress: an inner call reports start/executing/complete on the outer call's token
+    std::fs::write(dir.path().join("a.md"), "hello").unwrap();
+    let before = seen.progress.lock().unwrap().len();
+    let r = call(&service, "repl", json!({"code": "(await gl('*.md')).length"})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    let calls = structured(&r)["calls"].clone();
+    assert_eq!(calls[0]["type"], "tool_use");
+    assert_eq!(calls[0]["name"], "Glob");
+    assert_eq!(calls[1]["type"], "tool_result");
+    assert_eq!(calls[1]["tool_use_id"], calls[0]["id"]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let progress: Vec<String> =
+        seen.progress.lock().unwrap()[before..].iter().filter_map(|p| p.message.clone()).collect();
+    assert!(progress.iter().any(|m| m.starts_with("Glob ") && m.ends_with(" executing")), "{progress:?}");
+    assert!(progress.iter().any(|m| m.starts_with("Glob ") && m.contains(" complete")), "{progress:?}");
+
+    // sampling round trip, plain and with a schema (validated, fences stripped)
+    let r = call(&service, "repl", json!({"code": "await haiku('hi there')"})).await;
+    assert_eq!(structured(&r)["result"], json!("echo: hi there"), "{r:?}");
+    let r = call(
+        &service,
+        "repl",
+        json!({"code": "await sonnet('abcd', {type: 'object', properties: {answer: {type: 'integer'}}, required: ['answer']})"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["result"], json!({"answer": 4}), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "await haiku('x', {type: 'object', required: ['nope']})"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("does not match the schema"), "{}", text(&r));
+    {
+        let s = seen.samplings.lock().unwrap();
+        assert_eq!(s.len(), 3);
+        let v = serde_json::to_value(&s[0]).unwrap();
+        assert_eq!(v["modelPreferences"]["hints"][0]["name"], "haiku");
+    }
+
+    // ask → elicitation: Write is approved (the file exists), Edit is declined (nothing changes)
+    let r = call(&service, "repl", json!({"code": "await put('out.txt', 'written'); 'ok'"})).await;
+    assert_eq!(structured(&r)["result"], json!("ok"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "written");
+    let r = call(
+        &service,
+        "repl",
+        json!({"code": "await Edit({file_path: 'out.txt', old_string: 'written', new_string: 'edited'})"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("declined"), "{}", text(&r));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "written");
+    assert!(seen.elicitations.lock().unwrap().iter().any(|m| m.contains("Edit")));
+
+    // a registered tool appears (list_changed) and is callable; it always asks
+    let changed = seen.list_changed.load(Ordering::SeqCst);
+    let r = call(
+        &service,
+        "repl",
+        json!({"code": "registerTool('double', 'Write twice the number', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, ({n}) => n * 2)"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["new_tools"], json!(["eval_registered__double"]), "{r:?}");
+    for _ in 0..50 {
+        if seen.list_changed.load(Ordering::SeqCst) > changed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen.list_changed.load(Ordering::SeqCst) > changed, "no notifications/tools/list_changed");
+    assert!(tool_names(&service).await.contains(&"eval_registered__double".to_string()));
+    // approved because its description (shown in the question) says "Write"... the question names the tool
+    let r = call(&service, "eval_registered__double", json!({"n": 21})).await;
+    let asked = seen.elicitations.lock().unwrap().last().cloned().unwrap_or_default();
+    assert!(asked.contains("eval_registered__double"), "{asked}");
+    // the client declines (the question does not contain "Write"): refused, clearly
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("Execute registered tool"), "{}", text(&r));
+    // bad input is refused before asking
+    let n = seen.elicitations.lock().unwrap().len();
+    let r = call(&service, "eval_registered__double", json!({"n": "x"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(seen.elicitations.lock().unwrap().len(), n);
+
+    // input errors are clear tool errors
+    let r = call(&service, "repl", json!({"code": "1", "timeout": 0})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("timeout"), "{}", text(&r));
+    let r = call(&service, "repl", json!({"source": "1"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("code"), "{}", text(&r));
+    let e = service.call_tool(CallToolRequestParams::new("nope")).await;
+    assert!(e.is_err(), "unknown tools are protocol errors");
+
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn registered_tool_approved_through_elicitation_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start_stdio(client(true, "registered"), dir.path(), &[]).await;
+    call(
+        &service,
+        "repl",
+        json!({"code": "let n = 0; registerTool('bump', 'bump a counter', {type: 'object'}, () => ++n)"}),
+    )
+    .await;
+    let r = call(&service, "eval_registered__bump", json!({})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "n"})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "the handler ran in the same context: {r:?}");
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_eval_and_its_inner_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(true, "never");
+    let seen = c.seen.clone();
+    let service = start_stdio(c, dir.path(), &["--allow", "Bash"]).await;
+    let marker = dir.path().join("after-sleep");
+    let code = format!("await sh('sleep 20.4321 && touch {}'); 'finished'", marker.display());
+    let Value::Object(args) = json!({"code": code}) else { unreachable!() };
+    let handle = service
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("repl").with_arguments(args))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    // wait until the shell is running
+    let mut running = false;
+    for _ in 0..200 {
+        if seen
+            .progress
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p.message.as_deref().is_some_and(|m| m.contains("Bash") && m.ends_with("executing")))
+        {
+            running = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(running, "the inner Bash call never started");
+    for _ in 0..200 {
+        if sleeper_alive("20.4321") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(sleeper_alive("20.4321"), "the shell command never started");
+    let started = std::time::Instant::now();
+    handle.cancel(Some("test".into())).await.unwrap();
+    // the context is free again quickly: the next eval does not wait 20 s
+    let r = call(&service, "repl", json!({"code": "'after'"})).await;
+    assert_eq!(structured(&r)["result"], json!("after"), "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "cancellation took {:?}", started.elapsed());
+    // the shell's process group was killed
+    let mut gone = false;
+    for _ in 0..100 {
+        if !sleeper_alive("20.4321") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the cancelled shell command is still running");
+    assert!(!marker.exists());
+    service.cancel().await.unwrap();
+}
+
+/// True when a process whose command line contains `needle` runs.
+fn sleeper_alive(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        cmdline.starts_with("sleep ") && cmdline.contains(needle)
+    })
+}
+
+#[tokio::test]
+async fn without_client_capabilities_sampling_and_ask_fail_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start_stdio(client(false, "Write"), dir.path(), &[]).await;
+    let r = call(&service, "repl", json!({"code": "await haiku('hi')"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("sampling"), "{}", text(&r));
+    let r = call(&service, "repl", json!({"code": "await put('x.txt', 'no')"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(!dir.path().join("x.txt").exists());
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn disabled_repl_lists_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start_stdio(client(true, "x"), dir.path(), &["--no-repl"]).await;
+    assert!(tool_names(&service).await.is_empty());
+    assert!(service.call_tool(CallToolRequestParams::new("repl")).await.is_err());
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn async_mode_queues_serially_and_refuses_when_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(true, "x");
+    let seen = c.seen.clone();
+    let service = start_stdio(c, dir.path(), &["--async"]).await;
+    assert_eq!(tool_names(&service).await, vec!["repl".to_string(), "repl_result".to_string()]);
+    // a slow first eval (timers: script time does not run while waiting)
+    let r = call(
+        &service,
+        "repl",
+        json!({"code": "await new Promise(r => setTimeout(r, 1500)); globalThis.seq = ['slow']; 1"}),
+    )
+    .await;
+    let first = structured(&r)["eval_id"].as_str().unwrap().to_string();
+    let mut ids = vec![first.clone()];
+    for i in 0..7 {
+        let r = call(&service, "repl", json!({"code": format!("seq.push({i}); {i}")})).await;
+        assert_eq!(structured(&r)["status"], "queued", "{r:?}");
+        ids.push(structured(&r)["eval_id"].as_str().unwrap().to_string());
+    }
+    // the ninth is refused clearly; the queued ones are kept
+    let r = call(&service, "repl", json!({"code": "0"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("queue full"), "{}", text(&r));
+    // results come in order (serial), pollable
+    let r = call(&service, "repl_result", json!({"eval_id": ids[7], "wait_ms": 30000})).await;
+    assert_eq!(structured(&r)["result"], json!(6), "{r:?}");
+    let r = call(&service, "repl_result", json!({"eval_id": first, "wait_ms": 1000})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "seq"})).await;
+    let last = structured(&r)["eval_id"].as_str().unwrap().to_string();
+    let r = call(&service, "repl_result", json!({"eval_id": last, "wait_ms": 30000})).await;
+    assert_eq!(structured(&r)["result"], json!(["slow", 0, 1, 2, 3, 4, 5, 6]), "{r:?}");
+    let r = call(&service, "repl_result", json!({"eval_id": "eval-999"})).await;
+    assert_eq!(r.is_error, Some(true));
+    // completion notifications were sent
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let custom = seen.custom.lock().unwrap();
+    assert!(custom.iter().filter(|n| n.method == "notifications/wrepl/repl-eval").count() >= 9, "{}", custom.len());
+    drop(custom);
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn stdio_session_resumes_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let store = store.to_str().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let args = ["--allow", "Bash", "--session", "s1", "--store", store];
+    let service = start_stdio(client(true, "x"), &root, &args).await;
+    let r =
+        call(&service, "repl", json!({"code": "var n = Number(await sh('echo 5 >> log.txt; wc -l < log.txt'))"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    service.cancel().await.unwrap();
+    // a new process resumes the session: the variable is back, the shell did not run again
+    let service = start_stdio(client(true, "x"), &root, &args).await;
+    let r = call(&service, "repl", json!({"code": "n"})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    assert_eq!(structured(&r)["replay"]["blocks"][0]["verdict"], "ok", "{r:?}");
+    assert!(text(&r).contains("session restored"), "{}", text(&r));
+    assert_eq!(std::fs::read_to_string(root.join("log.txt")).unwrap(), "5\n");
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn streamable_http_serves_independent_sessions() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    // reqwest is built without a default TLS provider; plain http still needs one installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(["serve", "--http", "127.0.0.1:0", "--root"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(u) = line.strip_prefix("wrepl: serving MCP at ") {
+                return u.to_string();
+            }
+        }
+        panic!("wrepl serve --http exited without listening");
+    })
+    .await
+    .unwrap();
+    let a = client(true, "x").serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
+    let b = client(true, "x").serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+    call(&a, "repl", json!({"code": "var who = 'a'"})).await;
+    call(&b, "repl", json!({"code": "var who = 'b'"})).await;
+    let ra = call(&a, "repl", json!({"code": "who"})).await;
+    let rb = call(&b, "repl", json!({"code": "who"})).await;
+    assert_eq!(structured(&ra)["result"], json!("a"));
+    assert_eq!(structured(&rb)["result"], json!("b"));
+    let r = call(&a, "repl", json!({"code": "await haiku('over http')"})).await;
+    assert_eq!(structured(&r)["result"], json!("echo: over http"), "{r:?}");
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+    child.kill().await.unwrap();
+}
