@@ -11,4 +11,5 @@ mod mcp_server;
 mod pipeline;
 mod registered;
 mod repl_semantics;
+mod resilience;
 mod sessions;

@@ -212,7 +212,7 @@ async fn async_worker(
             *s = AsyncState::Running;
         }
         let opts = EvalOptions { timeout, ..EvalOptions::default() };
-        let outcome = c.run_eval(&code, opts).await;
+        let outcome = c.run_eval(&code, opts, None).await;
         let (value, failed) = match outcome {
             Ok((r, restore)) => {
                 let failed = r.failed();
@@ -430,15 +430,24 @@ impl Connection {
     }
 
     /// Run one evaluation of the REPL.
+    /// Run one evaluation of the REPL; progress goes to `progress` (set
+    /// once the context is ours, so concurrent calls do not mix tokens).
     async fn run_eval(
         self: &Arc<Self>,
         code: &str,
         opts: EvalOptions,
+        progress: Option<ProgressTarget>,
     ) -> Result<(EvalResult, Option<crate::repl::RestoreReport>), ReplError> {
         let mut state = self.state.lock().await;
-        let (repl, restore) = self.ensure_repl(&mut state).await?;
-        let r = repl.eval(code, opts).await?;
-        Ok((r, restore))
+        *lock(&self.progress) = progress;
+        let outcome = async {
+            let (repl, restore) = self.ensure_repl(&mut state).await?;
+            let r = repl.eval(code, opts).await?;
+            Ok((r, restore))
+        }
+        .await;
+        *lock(&self.progress) = None;
+        outcome
     }
 
     /// Run a registered tool for the model.
@@ -639,12 +648,13 @@ impl WreplServer {
                 cancel.cancel();
             })
         };
-        if let Some(token) = context.meta.get_progress_token() {
-            *lock(&self.conn.progress) = Some(ProgressTarget { peer: context.peer.clone(), token, count: 0 });
-        }
-        let outcome =
-            self.conn.run_eval(&code, EvalOptions { timeout: Some(timeout), cancel, ..EvalOptions::default() }).await;
-        *lock(&self.conn.progress) = None;
+        let progress = context.meta.get_progress_token().map(|token| ProgressTarget {
+            peer: context.peer.clone(),
+            token,
+            count: 0,
+        });
+        let opts = EvalOptions { timeout: Some(timeout), cancel, ..EvalOptions::default() };
+        let outcome = self.conn.run_eval(&code, opts, progress).await;
         watcher.abort();
         let result = match outcome {
             Ok((r, restore)) => outer_result(&r, restore.as_ref(), self.conn.options.repl.text_cap),
@@ -690,9 +700,11 @@ impl WreplServer {
         loop {
             let state = lock(&self.conn.book).states.get(id).cloned();
             match state {
-                None => return input_error(format!(
+                None => {
+                    return input_error(format!(
                     "unknown eval id {id:?} (finished results are kept for the last {MAX_FINISHED_EVALS} evaluations)"
-                )),
+                ))
+                }
                 Some(AsyncState::Done(v)) => {
                     let failed = v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                     let mut r = match v.get("result").cloned().map(serde_json::from_value::<CallToolResult>) {
