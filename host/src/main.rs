@@ -58,8 +58,9 @@ enum Command {
         /// Durable session (stdio only): resume it from the store and record into it.
         #[arg(long, value_name = "NAME")]
         session: Option<String>,
-        /// Session store; with it, every connection's evaluations are recorded
-        /// (default with --session: $WREPL_STORE, else ~/.local/share/wrepl/sessions.sqlite3).
+        /// Session store; with it, every connection's evaluations are recorded (HTTP clients pick
+        /// a session to resume with /mcp?session=NAME). Default with --session: $WREPL_STORE,
+        /// else ~/.local/share/wrepl/sessions.sqlite3.
         #[arg(long, value_name = "FILE")]
         store: Option<std::path::PathBuf>,
         /// Async mode: `repl` returns an eval id at once; poll `repl_result`.
@@ -329,6 +330,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 session,
                 async_mode,
                 repl_enabled: !no_repl,
+                live_sessions: Default::default(),
             });
             match http {
                 None => serve_stdio(options).await?,

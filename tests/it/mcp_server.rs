@@ -420,15 +420,14 @@ async fn stdio_session_resumes_after_restart() {
     service.cancel().await.unwrap();
 }
 
-#[tokio::test]
-async fn streamable_http_serves_independent_sessions() {
-    use rmcp::transport::StreamableHttpClientTransport;
+/// Start `wrepl serve --http 127.0.0.1:0 ARGS`; returns the child and its URL.
+async fn start_http(root: &Path, extra: &[&str]) -> (tokio::process::Child, String) {
     // reqwest is built without a default TLS provider; plain http still needs one installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile::tempdir().unwrap();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
         .args(["serve", "--http", "127.0.0.1:0", "--root"])
-        .arg(dir.path())
+        .arg(root)
+        .args(extra)
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -445,6 +444,53 @@ async fn streamable_http_serves_independent_sessions() {
     })
     .await
     .unwrap();
+    (child, url)
+}
+
+#[tokio::test]
+async fn http_sessions_are_exclusive_and_resume_by_name() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let (mut child, url) = start_http(dir.path(), &["--store", store.to_str().unwrap()]).await;
+    let named = format!("{url}?session=proj");
+    let a = client(true, "x").serve(StreamableHttpClientTransport::from_uri(named.clone())).await.unwrap();
+    call(&a, "repl", json!({"code": "var kept = 'from a'"})).await;
+    // a second live connection may not write the same session
+    let b = client(true, "x").serve(StreamableHttpClientTransport::from_uri(named.clone())).await.unwrap();
+    let r = call(&b, "repl", json!({"code": "1"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("in use"), "{}", text(&r));
+    b.cancel().await.unwrap();
+    let bad =
+        client(true, "x").serve(StreamableHttpClientTransport::from_uri(format!("{url}?session=../x"))).await.unwrap();
+    let r = call(&bad, "repl", json!({"code": "1"})).await;
+    assert!(text(&r).contains("invalid session name"), "{}", text(&r));
+    bad.cancel().await.unwrap();
+    a.cancel().await.unwrap();
+    // once A has gone, a new connection resumes the session from the store
+    let mut resumed = None;
+    for _ in 0..50 {
+        let c = client(true, "x").serve(StreamableHttpClientTransport::from_uri(named.clone())).await.unwrap();
+        let r = call(&c, "repl", json!({"code": "kept"})).await;
+        if r.is_error != Some(true) {
+            resumed = Some(r);
+            c.cancel().await.unwrap();
+            break;
+        }
+        c.cancel().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = resumed.expect("the session was never released after its connection closed");
+    assert_eq!(structured(&r)["result"], json!("from a"), "{r:?}");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn streamable_http_serves_independent_sessions() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = start_http(dir.path(), &[]).await;
     let a = client(true, "x").serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
     let b = client(true, "x").serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
     call(&a, "repl", json!({"code": "var who = 'a'"})).await;

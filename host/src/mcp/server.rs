@@ -86,6 +86,8 @@ pub struct ServerOptions {
     pub async_mode: bool,
     /// When false, no `repl` tool is listed (disabled by configuration).
     pub repl_enabled: bool,
+    /// Sessions held by a live connection (one writer per session log).
+    pub live_sessions: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -131,7 +133,11 @@ struct ConnState {
 /// One MCP connection's state.
 struct Connection {
     options: Arc<ServerOptions>,
-    name: String,
+    /// The session this connection records under; chosen (from `?session=`
+    /// over HTTP) until the context is built.
+    name: Mutex<String>,
+    /// True once `name` is claimed in `options.live_sessions`.
+    claimed: Mutex<bool>,
     peer: Mutex<Option<Peer<RoleServer>>>,
     progress: Mutex<Option<ProgressTarget>>,
     progress_tx: tokio::sync::mpsc::UnboundedSender<(Peer<RoleServer>, ProgressNotificationParam)>,
@@ -153,7 +159,7 @@ pub struct WreplServer {
 
 impl std::fmt::Debug for WreplServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WreplServer").field("session", &self.conn.name).finish_non_exhaustive()
+        f.debug_struct("WreplServer").field("session", &*lock(&self.conn.name)).finish_non_exhaustive()
     }
 }
 
@@ -182,7 +188,8 @@ impl WreplServer {
         let (queue, queue_rx) = tokio::sync::mpsc::unbounded_channel();
         let conn = Arc::new(Connection {
             options,
-            name,
+            name: Mutex::new(name),
+            claimed: Mutex::new(false),
             peer: Mutex::new(None),
             progress: Mutex::new(None),
             progress_tx,
@@ -196,9 +203,23 @@ impl WreplServer {
     }
 
     /// The session name this connection records under.
-    pub fn session_name(&self) -> &str {
-        &self.conn.name
+    pub fn session_name(&self) -> String {
+        lock(&self.conn.name).clone()
     }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if *lock(&self.claimed) {
+            let name = lock(&self.name).clone();
+            lock(&self.options.live_sessions).remove(&name);
+        }
+    }
+}
+
+/// A session name a client may choose: 1–128 of `[A-Za-z0-9._-]`.
+pub fn valid_session_name(name: &str) -> bool {
+    (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// Runs a connection's async evaluations one after another.
@@ -364,6 +385,15 @@ impl Connection {
     ) -> Result<(&'a mut Repl, Option<crate::repl::RestoreReport>), ReplError> {
         let mut restore = None;
         if state.repl.is_none() {
+            let name = lock(&self.name).clone();
+            if !*lock(&self.claimed) {
+                if !lock(&self.options.live_sessions).insert(name.clone()) {
+                    return Err(ReplError::Session(format!(
+                        "session {name:?} is in use by another connection (one connection per session)"
+                    )));
+                }
+                *lock(&self.claimed) = true;
+            }
             let me = Arc::downgrade(self);
             let sink_conn = Arc::downgrade(self);
             let events: EventSink = Arc::new(move |e: &ProgressEvent| {
@@ -381,14 +411,14 @@ impl Connection {
                 workspace: self.options.workspace.clone(),
                 approver: Some(Arc::new(McpApprover { conn: me })),
                 events: Some(events),
-                session_id: self.name.clone(),
+                session_id: name.clone(),
             };
             let dispatcher =
                 Dispatcher::new(config, tools).map_err(|e| ReplError::InvalidInput(format!("pipeline: {e}")))?;
             let mut options = self.options.repl.clone();
             options.dispatcher = Some(Arc::new(dispatcher));
             options.session = self.options.store.as_ref().map(|store| SessionConfig {
-                name: self.name.clone(),
+                name: name.clone(),
                 store: store.clone(),
                 boundary: "main".into(),
             });
@@ -626,6 +656,30 @@ impl WreplServer {
         }
     }
 
+    /// Over HTTP, `/mcp?session=NAME` picks the session to resume and record
+    /// into (needs a store). Read until the context is built.
+    fn choose_session(&self, context: &RequestContext<RoleServer>) -> Result<(), String> {
+        let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else { return Ok(()) };
+        let Some(query) = parts.uri.query() else { return Ok(()) };
+        let Some(wanted) = query.split('&').find_map(|kv| kv.strip_prefix("session=")) else { return Ok(()) };
+        if !valid_session_name(wanted) {
+            return Err(format!("invalid session name {wanted:?}: use 1-128 characters of [A-Za-z0-9._-]"));
+        }
+        if self.conn.options.store.is_none() {
+            return Err("?session= needs a session store: start wrepl serve with --store FILE".into());
+        }
+        if *lock(&self.conn.claimed) {
+            let current = lock(&self.conn.name).clone();
+            return if current == wanted {
+                Ok(())
+            } else {
+                Err(format!("this connection already records session {current:?}"))
+            };
+        }
+        *lock(&self.conn.name) = wanted.to_string();
+        Ok(())
+    }
+
     async fn call_repl(&self, args: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         let Some(code) = args.get("code").and_then(Value::as_str).map(str::to_string) else {
             return input_error("invalid input: `code` (a string of JavaScript) is required");
@@ -816,6 +870,9 @@ impl ServerHandler for WreplServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.remember_peer(&context);
+        if let Err(e) = self.choose_session(&context) {
+            return Ok(input_error(e).into());
+        }
         let args = request.arguments.clone().unwrap_or_default();
         let name = request.name.to_string();
         let enabled = self.conn.options.repl_enabled;
