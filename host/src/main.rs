@@ -318,20 +318,15 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if session.is_some() || store.is_some() { Some(open_store(store)?) } else { None };
             let (settings, workspace) = policy_parts(&policy)?;
             let engine = std::sync::Arc::new(SandboxEngine::new(EngineOptions::default())?);
-            let options = std::sync::Arc::new(ServerOptions {
-                engine,
-                repl: ReplOptions { text_cap, ..ReplOptions::default() },
-                settings,
-                allow: policy.allow.clone(),
-                deny: policy.deny.clone(),
-                workspace,
-                extra_tools: Vec::new(),
-                store,
-                session,
-                async_mode,
-                repl_enabled: !no_repl,
-                live_sessions: Default::default(),
-            });
+            let mut options = ServerOptions::new(engine, settings, workspace)?;
+            options.repl = ReplOptions { text_cap, ..ReplOptions::default() };
+            options.allow = policy.allow.clone();
+            options.deny = policy.deny.clone();
+            options.store = store;
+            options.session = session;
+            options.async_mode = async_mode;
+            options.repl_enabled = !no_repl;
+            let options = std::sync::Arc::new(options);
             match http {
                 None => serve_stdio(options).await?,
                 Some(addr) => {

@@ -398,6 +398,31 @@ async fn async_mode_queues_serially_and_refuses_when_full() {
 }
 
 #[tokio::test]
+async fn async_mode_settle_hook_can_withhold_a_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let hook = "grep -q classified && { echo 'the result mentions classified data' >&2; exit 2; } || exit 0";
+    let cfg =
+        json!({"hooks": {"PostToolUse": [{"matcher": "^repl$", "hooks": [{"type": "command", "command": hook}]}]}});
+    std::fs::write(&settings, cfg.to_string()).unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let service = start_stdio(client(true, "x"), &root, &["--async", "--settings", settings.to_str().unwrap()]).await;
+    let r = call(&service, "repl", json!({"code": "'public'"})).await;
+    let ok_id = structured(&r)["eval_id"].as_str().unwrap().to_string();
+    let r = call(&service, "repl", json!({"code": "'classified'"})).await;
+    let blocked_id = structured(&r)["eval_id"].as_str().unwrap().to_string();
+    let r = call(&service, "repl_result", json!({"eval_id": ok_id, "wait_ms": 30000})).await;
+    assert_eq!(structured(&r)["result"], json!("public"), "{r:?}");
+    let r = call(&service, "repl_result", json!({"eval_id": blocked_id, "wait_ms": 30000})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text(&r);
+    assert!(t.contains("withheld") && t.contains("classified data"), "{t}");
+    assert!(r.structured_content.is_none(), "the withheld result must not leak: {r:?}");
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn stdio_session_resumes_after_restart() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite3");

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::pipeline::dispatcher::{Approver, CallRecord, Dispatcher, PipelineConfig, PipelineError};
 use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
+use crate::pipeline::hooks::{HookContext, HookEvent, HookRunner};
 use crate::pipeline::settings::Settings;
 use crate::repl::{cap_text, parse_timeout, EvalOptions, EvalResult, Repl, ReplError, ReplOptions, SessionConfig};
 use crate::replay::store::LogStore;
@@ -88,6 +89,32 @@ pub struct ServerOptions {
     pub repl_enabled: bool,
     /// Sessions held by a live connection (one writer per session log).
     pub live_sessions: Mutex<std::collections::HashSet<String>>,
+    /// Async mode: the settings' hooks, run with tool name `repl` when an
+    /// evaluation settles (see [`ServerOptions::new`]).
+    pub settle_hooks: Option<HookRunner>,
+}
+
+impl ServerOptions {
+    /// Options with the defaults: REPL enabled, synchronous, no store, no
+    /// extra tools; `settle_hooks` compiled from `settings`.
+    pub fn new(engine: Arc<SandboxEngine>, settings: Settings, workspace: Arc<Workspace>) -> Result<Self, ServeError> {
+        let settle_hooks = Some(HookRunner::new(settings.hooks.clone()).map_err(PipelineError::from)?);
+        Ok(Self {
+            engine,
+            repl: ReplOptions::default(),
+            settings,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            workspace,
+            extra_tools: Vec::new(),
+            store: None,
+            session: None,
+            async_mode: false,
+            repl_enabled: true,
+            live_sessions: Default::default(),
+            settle_hooks,
+        })
+    }
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -234,7 +261,7 @@ async fn async_worker(
         }
         let opts = EvalOptions { timeout, ..EvalOptions::default() };
         let outcome = c.run_eval(&code, opts, None).await;
-        let (value, failed) = match outcome {
+        let (mut value, mut failed) = match outcome {
             Ok((r, restore)) => {
                 let failed = r.failed();
                 let out = outer_result(&r, restore.as_ref(), c.options.repl.text_cap);
@@ -242,6 +269,14 @@ async fn async_worker(
             }
             Err(e) => (json!({"eval_id": id, "status": "done", "is_error": true, "error": e.to_string()}), true),
         };
+        // On settle, PostToolUse hooks matching `repl` see the result; a
+        // blocking one withholds it (with its reason) from the model.
+        if let Some(reason) = c.settle_hooks(&id, &code, &value).await {
+            value = json!({"eval_id": id, "status": "done", "is_error": true, "error": format!(
+                "the result of {id} was withheld by a PostToolUse hook on settle: {reason}"
+            )});
+            failed = true;
+        }
         {
             let mut book = lock(&c.book);
             book.active.retain(|x| x != &id);
@@ -490,6 +525,21 @@ impl Connection {
         let mut state = self.state.lock().await;
         let (repl, _) = self.ensure_repl(&mut state).await?;
         repl.call_registered(name, input, opts).await
+    }
+
+    /// Run the PostToolUse hooks for `repl` on a settled async evaluation;
+    /// `Some(reason)` when one blocks.
+    async fn settle_hooks(&self, id: &str, code: &str, value: &Value) -> Option<String> {
+        let runner = self.options.settle_hooks.as_ref()?;
+        if !runner.has_hooks(HookEvent::PostToolUse, REPL_TOOL) {
+            return None;
+        }
+        let name = lock(&self.name).clone();
+        let cwd = self.options.workspace.default_cwd().to_path_buf();
+        let ctx = HookContext { session_id: &name, tool_name: REPL_TOOL, tool_use_id: id, cwd: &cwd };
+        let response = value.get("result").and_then(|r| r.get("structuredContent")).cloned().unwrap_or(Value::Null);
+        let outcome = runner.post_tool_use(&ctx, &json!({"code": code}), &response).await;
+        outcome.block_reason
     }
 
     /// Tell the client when the registered tools changed.
