@@ -212,6 +212,9 @@ async fn stdio_session_end_to_end() {
     )
     .await;
     assert_eq!(structured(&r)["new_tools"], json!(["eval_registered__double"]), "{r:?}");
+    let def = &structured(&r)["new_tool_definitions"][0];
+    assert_eq!(def["name"], "eval_registered__double", "{r:?}");
+    assert_eq!(def["inputSchema"]["required"], json!(["n"]), "{r:?}");
     for _ in 0..50 {
         if seen.list_changed.load(Ordering::SeqCst) > changed {
             break;
@@ -232,6 +235,16 @@ async fn stdio_session_end_to_end() {
     let r = call(&service, "eval_registered__double", json!({"n": "x"})).await;
     assert_eq!(r.is_error, Some(true));
     assert_eq!(seen.elicitations.lock().unwrap().len(), n);
+
+    // media: an image read by an inner call comes back as an MCP image block after the text;
+    // the outer result also carries the code and the new tools' definitions
+    std::fs::write(dir.path().join("dot.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRrest").unwrap();
+    let r = call(&service, "repl", json!({"code": "await Read({file_path: 'dot.png'}); 'read'"})).await;
+    let blocks = serde_json::to_value(&r.content).unwrap();
+    assert_eq!(blocks[0]["type"], "text", "{blocks}");
+    assert_eq!(blocks[1]["type"], "image", "{blocks}");
+    assert_eq!(blocks[1]["mimeType"], "image/png", "{blocks}");
+    assert_eq!(structured(&r)["code"], "await Read({file_path: 'dot.png'}); 'read'");
 
     // input errors are clear tool errors
     let r = call(&service, "repl", json!({"code": "1", "timeout": 0})).await;

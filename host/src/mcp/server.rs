@@ -262,9 +262,9 @@ async fn async_worker(
         let opts = EvalOptions { timeout, ..EvalOptions::default() };
         let outcome = c.run_eval(&code, opts, None).await;
         let (mut value, mut failed) = match outcome {
-            Ok((r, restore)) => {
-                let failed = r.failed();
-                let out = outer_result(&r, restore.as_ref(), c.options.repl.text_cap);
+            Ok(settled) => {
+                let failed = settled.result.failed();
+                let out = outer_result(&code, &settled, c.options.repl.text_cap);
                 (json!({"eval_id": id, "status": "done", "is_error": failed, "result": to_value(&out)}), failed)
             }
             Err(e) => (json!({"eval_id": id, "status": "done", "is_error": true, "error": e.to_string()}), true),
@@ -502,13 +502,14 @@ impl Connection {
         code: &str,
         opts: EvalOptions,
         progress: Option<ProgressTarget>,
-    ) -> Result<(EvalResult, Option<crate::repl::RestoreReport>), ReplError> {
+    ) -> Result<Settled, ReplError> {
         let mut state = self.state.lock().await;
         *lock(&self.progress) = progress;
         let outcome = async {
             let (repl, restore) = self.ensure_repl(&mut state).await?;
             let r = repl.eval(code, opts).await?;
-            Ok((r, restore))
+            let defs = new_definitions(repl, &r);
+            Ok(Settled { result: r, restore, new_tools: defs })
         }
         .await;
         *lock(&self.progress) = None;
@@ -521,10 +522,12 @@ impl Connection {
         name: &str,
         input: Value,
         opts: EvalOptions,
-    ) -> Result<EvalResult, ReplError> {
+    ) -> Result<Settled, ReplError> {
         let mut state = self.state.lock().await;
-        let (repl, _) = self.ensure_repl(&mut state).await?;
-        repl.call_registered(name, input, opts).await
+        let (repl, restore) = self.ensure_repl(&mut state).await?;
+        let r = repl.call_registered(name, input, opts).await?;
+        let defs = new_definitions(repl, &r);
+        Ok(Settled { result: r, restore, new_tools: defs })
     }
 
     /// Run the PostToolUse hooks for `repl` on a settled async evaluation;
@@ -615,6 +618,26 @@ fn object_schema(v: &Value) -> JsonObject {
     }
 }
 
+/// A finished evaluation with what the outer result needs besides it.
+pub struct Settled {
+    /// The evaluation.
+    pub result: EvalResult,
+    /// What resuming the session found, on the first evaluation after it.
+    pub restore: Option<crate::repl::RestoreReport>,
+    /// Definitions of the tools this evaluation registered.
+    pub new_tools: Vec<crate::runtime::RegisteredTool>,
+}
+
+fn new_definitions(repl: &Repl, r: &EvalResult) -> Vec<crate::runtime::RegisteredTool> {
+    if r.new_tools.is_empty() {
+        return Vec::new();
+    }
+    repl.registered_tools()
+        .into_iter()
+        .filter(|t| r.new_tools.iter().any(|w| w.strip_prefix(REGISTERED_PREFIX) == Some(t.name.as_str())))
+        .collect()
+}
+
 /// Inner calls as the `tool_use`/`tool_result` pairs of a transcript.
 pub fn transcript(calls: &[CallRecord]) -> Vec<Value> {
     calls
@@ -630,7 +653,9 @@ pub fn transcript(calls: &[CallRecord]) -> Vec<Value> {
 
 /// The outer result of one evaluation (SPEC §1): capped text, then media
 /// blocks; `structuredContent` with everything else.
-pub fn outer_result(r: &EvalResult, restore: Option<&crate::repl::RestoreReport>, text_cap: usize) -> CallToolResult {
+pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolResult {
+    let r = &settled.result;
+    let restore = settled.restore.as_ref();
     let mut text = String::new();
     if let Some(reset) = &r.context_reset {
         text.push_str(&format!("[context reset: {reset}]\n"));
@@ -675,7 +700,16 @@ pub fn outer_result(r: &EvalResult, restore: Option<&crate::repl::RestoreReport>
             content.push(c);
         }
     }
+    let definitions: Vec<Value> = settled
+        .new_tools
+        .iter()
+        .map(|t| {
+            json!({"name": format!("{REGISTERED_PREFIX}{}", t.name), "description": t.description,
+                   "inputSchema": t.input_schema, "displayName": t.display_name})
+        })
+        .collect();
     let structured = json!({
+        "code": code,
         "result": r.result,
         "stdout": r.stdout,
         "stderr": r.stderr,
@@ -685,6 +719,7 @@ pub fn outer_result(r: &EvalResult, restore: Option<&crate::repl::RestoreReport>
         "abandoned_calls": r.abandoned_calls,
         "calls": transcript(&r.calls),
         "new_tools": r.new_tools,
+        "new_tool_definitions": definitions,
         "script_ms": r.script_ms,
         "wall_ms": r.wall_ms,
         "replay": restore.map(|rr| json!({"summary": rr.summary, "blocks": rr.blocks})),
@@ -761,7 +796,7 @@ impl WreplServer {
         let outcome = self.conn.run_eval(&code, opts, progress).await;
         watcher.abort();
         let result = match outcome {
-            Ok((r, restore)) => outer_result(&r, restore.as_ref(), self.conn.options.repl.text_cap),
+            Ok(settled) => outer_result(&code, &settled, self.conn.options.repl.text_cap),
             Err(e) => input_error(format!("wrepl: {e}")),
         };
         self.conn.announce_tool_changes().await;
@@ -851,7 +886,9 @@ impl WreplServer {
             self.conn.run_registered(name, Value::Object(args), EvalOptions { cancel, ..EvalOptions::default() }).await;
         watcher.abort();
         let result = match outcome {
-            Ok(r) => outer_result(&r, None, self.conn.options.repl.text_cap),
+            Ok(settled) => {
+                outer_result(&format!("{REGISTERED_PREFIX}{name}"), &settled, self.conn.options.repl.text_cap)
+            }
             Err(e) => input_error(format!("wrepl: {e}")),
         };
         self.conn.announce_tool_changes().await;
