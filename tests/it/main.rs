@@ -11,3 +11,4 @@ mod pipeline;
 mod registered;
 mod repl_semantics;
 mod sessions;
+mod types;
