@@ -13,3 +13,4 @@ mod registered;
 mod repl_semantics;
 mod resilience;
 mod sessions;
+mod types;
