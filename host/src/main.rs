@@ -73,6 +73,19 @@ enum Command {
         #[arg(long, value_name = "CHARS", default_value_t = wrepl::repl::DEFAULT_TEXT_CAP)]
         text_cap: usize,
     },
+    /// Print a TypeScript declaration file (.d.ts) for the sandbox globals: the built-in API, one
+    /// function per tool (types from its JSON Schemas) and, with --session, the tools the session's
+    /// scripts registered.
+    Types {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Include the registered tools of this session (restored from the store, nothing re-runs).
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+        /// Session store file.
+        #[arg(long, value_name = "FILE")]
+        store: Option<std::path::PathBuf>,
+    },
     /// Inspect session logs.
     Log {
         #[command(subcommand)]
@@ -310,6 +323,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eval(snippets, timeout, fuel, json, policy, session).await
         }
         Command::Log { command } => log_command(command),
+        Command::Types { policy, session, store } => {
+            let d = dispatcher(&policy)?;
+            let registered = match session {
+                Some(name) => {
+                    let session = SessionConfig { name, store: open_store(store)?, boundary: "main".into() };
+                    let engine = std::sync::Arc::new(SandboxEngine::new(EngineOptions::default())?);
+                    let options =
+                        ReplOptions { dispatcher: Some(d.clone()), session: Some(session), ..ReplOptions::default() };
+                    let repl = Repl::with_engine(engine, options).await?;
+                    repl.registered_tools().iter().map(Into::into).collect()
+                }
+                None => Vec::new(),
+            };
+            print!("{}", wrepl::types::declarations(&wrepl::types::dispatcher_signatures(&d), &registered));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Serve { http, policy, session, store, async_mode, no_repl, text_cap } => {
             if http.is_some() && session.is_some() {
                 anyhow::bail!("--session works with stdio only (each HTTP connection records its own session)");

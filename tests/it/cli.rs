@@ -148,3 +148,15 @@ fn write_needs_allow_from_the_cli() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("alow"), "{}", stderr(&o));
 }
+
+#[test]
+fn types_prints_declarations_for_the_tools_and_shorthands() {
+    let o = wrepl(&["types"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = stdout(&o);
+    for needle in
+        ["declare function Bash(", "declare function Read(", "declare function sh(", "declare function haiku("]
+    {
+        assert!(d.contains(needle), "missing {needle:?}");
+    }
+}

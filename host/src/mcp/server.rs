@@ -320,8 +320,7 @@ impl Sampler for McpSampler {
             let Some(peer) = peer else {
                 return Err(SampleError::Unsupported("model sampling: the MCP connection is gone".into()));
             };
-            let supports = peer.peer_info().is_some_and(|i| i.capabilities.sampling.is_some());
-            if !supports {
+            if peer.peer_info().is_none_or(|i| i.capabilities.sampling.is_none()) {
                 return Err(SampleError::Unsupported(
                     "model sampling is not available: the MCP client did not declare the `sampling` capability \
                      (sampling/createMessage)"
@@ -387,7 +386,7 @@ impl Approver for McpApprover {
         let message = format!("wrepl asks permission to run {tool} ({reason}).\nInput: {shown}\nAllow this call?");
         Box::pin(async move {
             let Some(peer) = peer else { return false };
-            if !peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some()) {
+            if peer.peer_info().is_none_or(|i| i.capabilities.elicitation.is_none()) {
                 return false;
             }
             let params = json!({
