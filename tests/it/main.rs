@@ -7,6 +7,7 @@ mod calls;
 mod cli;
 mod contexts;
 mod limits;
+mod mcp_downstream;
 mod pipeline;
 mod registered;
 mod repl_semantics;
