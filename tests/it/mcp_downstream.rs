@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use wrepl::mcp::downstream::{
     Downstream, DownstreamConfig, DownstreamError, ServerTransport, MAX_DESCRIPTION_BYTES, MAX_MESSAGE_BYTES,
-    MAX_TOOLS_PER_SERVER,
+    MAX_RESULT_BYTES, MAX_TOOLS_PER_SERVER,
 };
 use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
 use wrepl::pipeline::events::{EventSink, Phase, ProgressEvent};
@@ -205,6 +205,7 @@ async fn serve_fake(
                         let _ = hanging.send(());
                         continue;
                     }
+                    "big" => json!({"content": [{"type": "text", "text": "y".repeat(MAX_RESULT_BYTES)}]}),
                     "huge" => {
                         let text = "x".repeat(MAX_MESSAGE_BYTES);
                         send(&mut write, json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})).await;
@@ -242,7 +243,7 @@ fn page(tools: Vec<Value>, next: Option<&str>) -> Value {
 }
 
 fn call_tools() -> Vec<Value> {
-    ["structured", "text", "fails", "protoerr", "progress", "hang", "huge", "die", "plain"]
+    ["structured", "text", "fails", "protoerr", "progress", "hang", "big", "huge", "die", "plain"]
         .iter()
         .map(|n| tool(n))
         .collect()
@@ -441,6 +442,17 @@ async fn an_oversized_message_disconnects_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_result_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // just over the result cap, but within the message cap: the call fails, the connection stays
+    let (d, _, _) = connect_fake(vec![page(call_tools(), None)], None).await;
+    let e = find(&d, "mcp__fake__big").call(json!({}), ctx(dir.path(), None).0).await.unwrap_err();
+    assert!(matches!(&e, ToolError::Failed(m) if m.contains("at most 67108864")), "{e:?}");
+    let out = find(&d, "mcp__fake__plain").call(json!({}), ctx(dir.path(), None).0).await.unwrap();
+    assert_eq!(out.value, json!("ok"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_never_answers_is_left_out() {
     let (ours, _theirs) = tokio::io::duplex(1024);
     let (read, write) = tokio::io::split(ours);
@@ -494,6 +506,24 @@ fn everything_bin() -> Option<PathBuf> {
     }
     eprintln!("note: {} is missing (run `npm install` in tests/node); test skipped", bin.display());
     None
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn command_servers_get_only_a_small_environment() {
+    let Some(bin) = everything_bin() else { return };
+    let config = DownstreamConfig::from_json(
+        &json!({"mcpServers": {"everything": {"command": bin, "env": {"GIVEN_TO_SERVER": "yes"}}}}).to_string(),
+    )
+    .unwrap();
+    let d = Downstream::connect(config).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = find(&d, "mcp__everything__get-env").call(json!({}), ctx(dir.path(), None).0).await.unwrap();
+    let env: Value = serde_json::from_str(&out.text).unwrap();
+    assert_eq!(env["GIVEN_TO_SERVER"], "yes");
+    assert!(env.get("PATH").is_some());
+    // the test process has cargo's variables; the server must not see them
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    assert!(env.get("CARGO_MANIFEST_DIR").is_none(), "{env}");
 }
 
 fn config_for(command: &str, args: &[&str], name: &str) -> DownstreamConfig {
@@ -604,4 +634,48 @@ async fn a_server_that_cannot_start_does_not_take_the_others_down() {
     let w = d.warnings().join("\n");
     assert!(w.contains("\"missing\"") && w.contains("cannot start"), "{w}");
     assert!(w.contains("\"exits\"") && w.contains("no config here"), "{w}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_server_over_streamable_http() {
+    let Some(bin) = everything_bin() else { return };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut server = tokio::process::Command::new(&bin)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut up = false;
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "the HTTP reference server did not start");
+    let config = DownstreamConfig::from_json(
+        &json!({"mcpServers": {
+            "web": {"url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Test": "1"}, "timeout_ms": 10000},
+            "nobody": {"url": "http://127.0.0.1:1/mcp"}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let d = Downstream::connect(config).await.unwrap();
+    assert_eq!(d.servers(), ["web"], "{:?}", d.warnings());
+    assert!(d.warnings().iter().any(|w| w.contains("\"nobody\"")), "{:?}", d.warnings());
+    let dir = tempfile::tempdir().unwrap();
+    let echo = find(&d, "mcp__web__echo");
+    assert_eq!(echo.native_timeout(&json!({})), Duration::from_secs(10));
+    let out = echo.call(json!({"message": "over http"}), ctx(dir.path(), None).0).await.unwrap();
+    assert_eq!(out.value, json!("Echo: over http"));
+    d.shutdown().await;
+    let _ = server.kill().await;
 }

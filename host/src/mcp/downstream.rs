@@ -10,6 +10,7 @@
 //! [`Downstream`] is dropped or [`Downstream::shutdown`] runs.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -21,13 +22,13 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
-    Implementation, ListToolsRequest, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Request,
-    ResourceContents, ServerResult,
+    Implementation, JsonRpcMessage, ListToolsRequest, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    Request, ResourceContents, ServerNotification, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::service::{PeerRequestOptions, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde::Deserialize;
 use serde_json::Value;
@@ -358,19 +359,50 @@ impl Drop for RouteGuard {
 }
 
 /// Our side of each connection: answers nothing beyond the defaults (no
-/// sampling, no roots, elicitation declined) and routes progress.
+/// sampling, no roots, elicitation declined).
 #[derive(Clone)]
-struct Client {
-    progress: Arc<ProgressRouter>,
-}
+struct Client;
 
 impl ClientHandler for Client {
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        self.progress.deliver(params);
-    }
-
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(ClientCapabilities::default(), Implementation::new("wrepl", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// Routes `notifications/progress` as messages are read, in order and before
+/// the reply they precede (rmcp hands notifications to the client handler on
+/// separate tasks, which may run after the call has already returned).
+struct ProgressTap<T> {
+    inner: T,
+    router: Arc<ProgressRouter>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        let router = self.router.clone();
+        let next = self.inner.receive();
+        async move {
+            let message = next.await;
+            if let Some(JsonRpcMessage::Notification(n)) = &message {
+                if let ServerNotification::ProgressNotification(p) = &n.notification {
+                    router.deliver(p.params.clone());
+                }
+            }
+            message
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -441,7 +473,11 @@ impl Drop for ChildGuard {
 
 /// Keeps the last [`STDERR_TAIL_BYTES`] of a child's stderr (for error
 /// messages) and forwards it, line-prefixed, to wrepl's stderr (never stdout).
-fn spawn_stderr_pump(name: String, mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+fn spawn_stderr_pump(
+    name: String,
+    mut stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<String>>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         loop {
@@ -465,7 +501,7 @@ fn spawn_stderr_pump(name: String, mut stderr: tokio::process::ChildStderr, tail
             }
             let _ = io::Write::write_all(&mut io::stderr().lock(), out.as_bytes());
         }
-    });
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -700,8 +736,8 @@ async fn connect_one(name: &str, server: ServerConfig) -> Result<Connected, Stri
             let pgid = child.id().and_then(|p| i32::try_from(p).ok());
             let guard = ChildGuard { child, pgid };
             let tail: Arc<Mutex<String>> = Arc::default();
-            spawn_stderr_pump(name.to_string(), stderr, tail.clone());
-            start(name, Box::new(stdout), Box::new(stdin), Some(guard), tail, server.timeout).await
+            let pump = spawn_stderr_pump(name.to_string(), stderr, tail.clone());
+            start(name, Box::new(stdout), Box::new(stdin), Some((guard, pump)), tail, server.timeout).await
         }
         ServerTransport::Http { url, headers } => {
             ensure_crypto_provider();
@@ -717,7 +753,8 @@ async fn connect_one(name: &str, server: ServerConfig) -> Result<Connected, Stri
             cfg.max_json_response_size = MAX_MESSAGE_BYTES;
             let transport = StreamableHttpClientTransport::from_config(cfg);
             let progress = Arc::new(ProgressRouter::default());
-            let service = Client { progress: progress.clone() }.serve(transport).await.map_err(|e| e.to_string())?;
+            let transport = ProgressTap { inner: transport, router: progress.clone() };
+            let service = Client.serve(transport).await.map_err(|e| e.to_string())?;
             finish(name, service, progress, None, Arc::default(), Arc::default(), server.timeout).await
         }
     }
@@ -728,20 +765,27 @@ async fn start(
     name: &str,
     read: Box<dyn AsyncRead + Send + Unpin>,
     write: Box<dyn AsyncWrite + Send + Unpin>,
-    child: Option<ChildGuard>,
+    child: Option<(ChildGuard, tokio::task::JoinHandle<()>)>,
     tail: Arc<Mutex<String>>,
     timeout: Option<Duration>,
 ) -> Result<Connected, String> {
+    let (child, pump) = child.unzip();
     let oversized = Arc::new(AtomicBool::new(false));
     let read = BoundedLines { inner: read, line: 0, max: MAX_MESSAGE_BYTES, tripped: oversized.clone() };
     let transport = AsyncRwTransport::new_client(read, write).with_max_line_length(MAX_MESSAGE_BYTES + 1);
     let progress = Arc::new(ProgressRouter::default());
-    let service = match (Client { progress: progress.clone() }).serve(transport).await {
+    let transport = ProgressTap { inner: transport, router: progress.clone() };
+    let service = match Client.serve(transport).await {
         Ok(s) => s,
         Err(e) => {
             let mut why = e.to_string();
             if oversized.load(Ordering::Relaxed) {
                 why.push_str(&format!("; it sent a message larger than {MAX_MESSAGE_BYTES} bytes"));
+            }
+            // Let the last words on its stderr arrive (bounded: a grandchild
+            // may hold the pipe open).
+            if let Some(pump) = pump {
+                let _ = tokio::time::timeout(Duration::from_millis(500), pump).await;
             }
             let tail = tail.lock().map(|t| t.trim().to_string()).unwrap_or_default();
             if !tail.is_empty() {
