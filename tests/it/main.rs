@@ -7,6 +7,7 @@ mod calls;
 mod cli;
 mod contexts;
 mod limits;
+mod mcp_downstream;
 mod mcp_server;
 mod pipeline;
 mod registered;
