@@ -6,6 +6,7 @@ mod budgets;
 mod calls;
 mod cli;
 mod contexts;
+mod hostile;
 mod limits;
 mod mcp_downstream;
 mod mcp_server;

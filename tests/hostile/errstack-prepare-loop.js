@@ -1,0 +1,6 @@
+// title: Error.prepareStackTrace that never returns
+// expect: timeout
+// timeout: 300
+
+Error.prepareStackTrace = () => { while (true) {} }
+throw new Error('x')

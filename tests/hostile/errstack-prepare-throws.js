@@ -1,0 +1,5 @@
+// title: Error.prepareStackTrace that throws
+// expect: error /Error/
+
+Error.prepareStackTrace = () => { throw new Error('inner') }
+null.x

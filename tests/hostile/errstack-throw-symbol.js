@@ -1,0 +1,4 @@
+// title: throwing a Symbol
+// expect: error /Symbol/
+
+throw Symbol('s')

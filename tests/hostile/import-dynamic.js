@@ -1,0 +1,4 @@
+// title: dynamic import()
+// expect: error /SandboxError: .*sealed sandbox/
+
+await import('fs')

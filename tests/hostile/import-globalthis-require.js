@@ -1,0 +1,4 @@
+// title: globalThis.require
+// expect: error /SandboxError: .*sealed sandbox/
+
+globalThis.require('fs')

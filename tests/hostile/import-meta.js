@@ -1,0 +1,4 @@
+// title: import.meta
+// expect: error /SandboxError: .*sealed sandbox/
+
+import.meta.url

@@ -1,0 +1,4 @@
+// title: require()
+// expect: error /SandboxError: .*sealed sandbox/
+
+require('child_process').execSync('touch ../outside/pwned')

@@ -1,0 +1,4 @@
+// title: import keyword spelled with a unicode escape
+// expect: error /SandboxError|SyntaxError/
+
+await \u0069mport('fs')

@@ -1,0 +1,4 @@
+// title: haiku with no sampler configured
+// expect: error /./
+
+await haiku('hello')

@@ -1,0 +1,5 @@
+// title: catastrophic regex backtracking
+// expect: timeout
+// timeout: 300
+
+/(a+)+$/.test('a'.repeat(40) + 'b')

@@ -1,0 +1,4 @@
+// title: an invalid array length
+// expect: error /RangeError/
+
+new Array(2 ** 32)

@@ -1,0 +1,4 @@
+// title: 'x'.padEnd(2**30)
+// expect: error /RangeError|InternalError/
+
+'x'.padEnd(2 ** 30).length

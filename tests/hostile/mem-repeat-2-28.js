@@ -1,0 +1,4 @@
+// title: 'x'.repeat(2**28)
+// expect: error /RangeError|InternalError/
+
+'x'.repeat(2 ** 28).length

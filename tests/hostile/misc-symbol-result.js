@@ -1,0 +1,4 @@
+// title: a Symbol as the result
+// expect: result "Symbol(s)"
+
+Symbol('s')

@@ -1,0 +1,4 @@
+// title: chdir('..')
+// expect: result "path-escape"
+
+try { await chdir('..') } catch (e) { e.kind || e.name }

@@ -1,0 +1,4 @@
+// title: a handler that is not a function
+// expect: error /TypeError/
+
+registerTool('nohandler', 'd', { type: 'object' }, 42)

@@ -1,0 +1,4 @@
+// title: an array schema
+// expect: error /TypeError/
+
+registerTool('arr', 'd', [1], () => 1)

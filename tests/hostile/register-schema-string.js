@@ -1,0 +1,4 @@
+// title: a non-object schema
+// expect: error /TypeError/
+
+registerTool('str', 'd', 'string', () => 1)

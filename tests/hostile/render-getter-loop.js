@@ -1,0 +1,5 @@
+// title: a getter that never returns
+// expect: timeout
+// timeout: 300
+
+({ get a() { while (true) {} } })

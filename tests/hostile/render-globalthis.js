@@ -1,0 +1,4 @@
+// title: globalThis as the result
+// expect: ok
+
+globalThis

@@ -1,0 +1,4 @@
+// title: a result string with a lone surrogate
+// expect: ok
+
+'a\ud800b'

@@ -1,0 +1,5 @@
+// title: o holds a rejected promise
+// expect: error /late/
+
+o.x = Promise.reject(new Error('late'))
+undefined

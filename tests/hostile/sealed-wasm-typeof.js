@@ -1,0 +1,4 @@
+// title: WebAssembly is absent
+// expect: result ["undefined", "undefined"]
+
+[typeof WebAssembly, typeof globalThis.WebAssembly]

@@ -1,0 +1,5 @@
+// title: a toString that recurses via concatenation
+// expect: error /RangeError/
+
+const x = { toString() { return 'a' + x } }
+'' + x

@@ -1,0 +1,5 @@
+// title: a never-settling promise left behind
+// expect: result "done"
+
+new Promise(() => {})
+'done'

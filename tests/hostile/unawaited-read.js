@@ -1,0 +1,6 @@
+// title: an unawaited Read at the end
+// expect: result "done"
+// setup: files
+
+cat('a.txt')
+'done'
