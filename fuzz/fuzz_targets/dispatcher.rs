@@ -226,7 +226,7 @@ fuzz_target!(|call: Call| {
             }
         }
     }
-    if RUNS.fetch_add(1, Ordering::Relaxed) % 16 == 0 {
+    if RUNS.fetch_add(1, Ordering::Relaxed).is_multiple_of(16) {
         unchanged(w);
     }
 });

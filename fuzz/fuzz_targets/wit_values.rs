@@ -80,12 +80,17 @@ enum Op {
         keep: bool,
     },
     Clock,
+    /// A large value (up to 1 MiB) through a call and the console.
+    Big {
+        text: String,
+        times: u32,
+    },
 }
 
 impl<'a> Arbitrary<'a> for Op {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let shape = JsonShape { max_depth: 5, max_nodes: 32, max_string: 128, words: WORDS };
-        Ok(match u.int_in_range(0..=7)? {
+        Ok(match u.int_in_range(0..=8)? {
             0 => Op::Echo(u.arbitrary()?),
             1 => Op::EchoValue(arb_json(u, &shape)?),
             2 => Op::Fail(u.arbitrary()?),
@@ -101,6 +106,7 @@ impl<'a> Arbitrary<'a> for Op {
             4 => Op::Unregister(u.arbitrary()?),
             5 => Op::Log { stderr: u.arbitrary()?, text: u.arbitrary()? },
             6 => Op::Timer { delay: u.arbitrary()?, keep: u.arbitrary()? },
+            7 => Op::Big { text: u.arbitrary()?, times: u.arbitrary()? },
             _ => Op::Clock,
         })
     }
@@ -162,6 +168,16 @@ fn script(ops: &[Op]) -> (String, Vec<(bool, String)>) {
                 } else {
                     format!("const id = setTimeout(() => bad.push(['cleared timer fired', {i}]), {d});\nclearTimeout(id);")
                 }
+            }
+            Op::Big { text, times } => {
+                let times = (*times).min((1 << 20) / text.len().max(1) as u32);
+                format!(
+                    "const s = {t}.repeat({times});\n\
+                     const r = await echo({{s}});\n\
+                     if (r.s !== s) bad.push(['big echo', {i}, s.length, String(r.s).length]);\n\
+                     console.log(s.length, s.slice(0, 16));",
+                    t = js_str(text)
+                )
             }
             Op::Clock => format!(
                 "const t = Date.now(), r = Math.random();\n\
