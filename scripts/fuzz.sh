@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Build every cargo-fuzz target in fuzz/ and run each for SECONDS_PER_TARGET
+# (default 20) against a temporary copy of its committed seed corpus.
+# Prints the executions per target and fails if any target crashes, leaks,
+# times out on an input or did not run at all. Crash inputs are kept in
+# fuzz/artifacts/<target>/ (reproduce: see README "Fuzzing").
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#
+# Environment: WREPL_FUZZ_SANITIZER (default: address; "none" builds with
+# coverage instrumentation only), WREPL_FUZZ_JOBS (cargo build jobs).
+set -euo pipefail
+
+secs="${1:-20}"
+shift || true
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root/fuzz"
+
+# cargo-fuzz needs nightly-only flags; the stable toolchain accepts them with
+# RUSTC_BOOTSTRAP (only for this build, which has its own target dir).
+export RUSTC_BOOTSTRAP=1
+sanitizer="${WREPL_FUZZ_SANITIZER:-address}"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+
+if [ "$#" -gt 0 ]; then targets="$*"; else targets="$(cargo fuzz list)"; fi
+jobs=()
+if [ -n "${WREPL_FUZZ_JOBS:-}" ]; then jobs=(--jobs "$WREPL_FUZZ_JOBS"); fi
+# --dev: the profile in fuzz/Cargo.toml optimises dependencies and keeps
+# debug assertions; a release build of wasmtime with instrumentation is far
+# slower to compile on two cores.
+cargo fuzz build --dev -s "$sanitizer" "${jobs[@]}"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# wasmtime turns guest faults into traps with its own signal handlers.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allow_user_segv_handler=1:handle_segv=1}"
+passed=0
+failed=0
+for t in $targets; do
+    corpus="$work/corpus/$t"
+    mkdir -p "$corpus" "$work/artifacts/$t"
+    if [ -d "corpus/$t" ]; then cp -a "corpus/$t/." "$corpus/"; fi
+    args=(-max_total_time="$secs" -print_final_stats=1 -timeout=60 -rss_limit_mb=4096
+        -artifact_prefix="$work/artifacts/$t/")
+    if [ -f "dict/$t.dict" ]; then args+=(-dict="dict/$t.dict"); fi
+    log="$work/$t.log"
+    status=ok
+    if ! cargo fuzz run --dev -s "$sanitizer" "$t" "$corpus" -- "${args[@]}" >"$log" 2>&1; then
+        status=FAILED
+    fi
+    execs="$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)"
+    if [ -z "$execs" ] || [ "$execs" -eq 0 ]; then status=FAILED; fi
+    echo "fuzz $t: ${execs:-0} executions in ${secs}s: $status"
+    if [ "$status" = ok ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        tail -n 80 "$log"
+        mkdir -p "artifacts/$t"
+        cp -a "$work/artifacts/$t/." "artifacts/$t/" 2>/dev/null || true
+        echo "fuzz $t: crash inputs kept in fuzz/artifacts/$t/"
+    fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
