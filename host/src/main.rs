@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use wrepl::mcp::downstream::{Downstream, DownstreamConfig};
 use wrepl::mcp::server::{serve_http, serve_stdio, ServerOptions};
 use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
 use wrepl::pipeline::events::{EventSink, ProgressEvent};
@@ -255,6 +256,25 @@ struct PolicyArgs {
     /// Print inner-call progress events to stderr.
     #[arg(long)]
     progress: bool,
+    /// Downstream MCP servers (JSON `{"mcpServers": {...}}`) whose tools scripts may call as
+    /// `mcp__<server>__<tool>` (each must be granted, e.g. --allow mcp__srv__tool).
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    mcp_config: Option<std::path::PathBuf>,
+}
+
+/// Connect the downstream MCP servers of `--mcp-config` (warnings to stderr).
+async fn downstream(p: &PolicyArgs) -> anyhow::Result<Option<Downstream>> {
+    let Some(path) = &p.mcp_config else { return Ok(None) };
+    let config = DownstreamConfig::load(path)?;
+    let d = Downstream::connect(config).await?;
+    for w in d.warnings() {
+        eprintln!("wrepl: {w}");
+    }
+    Ok(Some(d))
+}
+
+fn extra_tools(d: &Option<Downstream>) -> Vec<std::sync::Arc<dyn wrepl::tools::Tool>> {
+    d.as_ref().map(|d| d.tools()).unwrap_or_default()
 }
 
 /// Settings and workspace from the policy flags.
@@ -267,7 +287,10 @@ fn policy_parts(p: &PolicyArgs) -> anyhow::Result<(Settings, std::sync::Arc<Work
     Ok((settings, std::sync::Arc::new(Workspace::new(&roots)?)))
 }
 
-fn dispatcher(p: &PolicyArgs) -> anyhow::Result<std::sync::Arc<Dispatcher>> {
+fn dispatcher(
+    p: &PolicyArgs,
+    extra: Vec<std::sync::Arc<dyn wrepl::tools::Tool>>,
+) -> anyhow::Result<std::sync::Arc<Dispatcher>> {
     let (settings, workspace) = policy_parts(p)?;
     let events: Option<EventSink> = if p.progress {
         Some(std::sync::Arc::new(|e: &ProgressEvent| {
@@ -292,7 +315,9 @@ fn dispatcher(p: &PolicyArgs) -> anyhow::Result<std::sync::Arc<Dispatcher>> {
         events,
         session_id: format!("cli-{}", std::process::id()),
     };
-    Ok(std::sync::Arc::new(Dispatcher::new(config, builtin_tools())?))
+    let mut tools = builtin_tools();
+    tools.extend(extra);
+    Ok(std::sync::Arc::new(Dispatcher::new(config, tools)?))
 }
 
 fn main() -> ExitCode {
@@ -324,7 +349,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Log { command } => log_command(command),
         Command::Types { policy, session, store } => {
-            let d = dispatcher(&policy)?;
+            let mcp = downstream(&policy).await?;
+            let d = dispatcher(&policy, extra_tools(&mcp))?;
             let registered = match session {
                 Some(name) => {
                     let session = SessionConfig { name, store: open_store(store)?, boundary: "main".into() };
@@ -337,6 +363,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => Vec::new(),
             };
             print!("{}", wrepl::types::declarations(&wrepl::types::dispatcher_signatures(&d), &registered));
+            if let Some(m) = mcp {
+                m.shutdown().await;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { http, policy, session, store, async_mode, no_repl, text_cap } => {
@@ -355,6 +384,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             options.session = session;
             options.async_mode = async_mode;
             options.repl_enabled = !no_repl;
+            let mcp = downstream(&policy).await?;
+            options.extra_tools = extra_tools(&mcp);
             let options = std::sync::Arc::new(options);
             match http {
                 None => serve_stdio(options).await?,
@@ -363,6 +394,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let shutdown = tokio_util::sync::CancellationToken::new();
                     serve_http(options, addr, shutdown, |a| eprintln!("wrepl: serving MCP at http://{a}/mcp")).await?;
                 }
+            }
+            if let Some(m) = mcp {
+                m.shutdown().await;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -393,7 +427,9 @@ async fn eval(
         snippets.push(code);
     }
     let engine = SandboxEngine::new(EngineOptions { fuel: fuel.is_some(), ..EngineOptions::default() })?;
-    let options = ReplOptions { dispatcher: Some(dispatcher(&policy)?), session, ..ReplOptions::default() };
+    let mcp = downstream(&policy).await?;
+    let options =
+        ReplOptions { dispatcher: Some(dispatcher(&policy, extra_tools(&mcp))?), session, ..ReplOptions::default() };
     let mut repl = Repl::with_engine(std::sync::Arc::new(engine), options).await?;
     if let Some(r) = repl.restore_report() {
         if !r.blocks.is_empty() {
@@ -443,6 +479,10 @@ async fn eval(
             }
         }
         out.flush()?;
+    }
+    drop(repl);
+    if let Some(m) = mcp {
+        m.shutdown().await;
     }
     Ok(if last_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -160,3 +160,29 @@ fn types_prints_declarations_for_the_tools_and_shorthands() {
         assert!(d.contains(needle), "missing {needle:?}");
     }
 }
+
+#[test]
+fn mcp_config_offers_downstream_tools_deny_by_default() {
+    let Some(bin) = crate::mcp_downstream::everything_bin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("mcp.json");
+    let v = serde_json::json!({"mcpServers": {"everything": {"command": bin, "args": ["stdio"]}}});
+    std::fs::write(&cfg, v.to_string()).unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let o = wrepl(&[
+        "eval",
+        "--mcp-config",
+        cfg,
+        "--allow",
+        "mcp__everything__echo",
+        "-e",
+        "await mcp__everything__echo({message: 'via cli'})",
+        "-e",
+        "await mcp__everything__get_sum({a: 1, b: 2})",
+    ]);
+    assert!(stdout(&o).contains("Echo: via cli"), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("mcp__everything__get-sum was not granted"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1));
+    let o = wrepl(&["types", "--mcp-config", cfg]);
+    assert!(stdout(&o).contains("mcp__everything__echo"), "{}", stderr(&o));
+}

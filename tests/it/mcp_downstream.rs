@@ -496,7 +496,7 @@ fn dispatcher(dir: &std::path::Path, d: &Downstream, allow: &[&str], events: Opt
 
 /// The reference server's stdio launcher, or `None` (with a note) when the
 /// node packages are not installed and `WREPL_REQUIRE_NPM` is not set.
-fn everything_bin() -> Option<PathBuf> {
+pub(crate) fn everything_bin() -> Option<PathBuf> {
     let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/node/node_modules/.bin/mcp-server-everything");
     if bin.exists() {
         return Some(bin);
