@@ -404,9 +404,8 @@ async fn async_mode_queues_serially_and_refuses_when_full() {
     assert_eq!(r.is_error, Some(true));
     // completion notifications were sent
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let custom = seen.custom.lock().unwrap();
-    assert!(custom.iter().filter(|n| n.method == "notifications/wrepl/repl-eval").count() >= 9, "{}", custom.len());
-    drop(custom);
+    let done = seen.custom.lock().unwrap().iter().filter(|n| n.method == "notifications/wrepl/repl-eval").count();
+    assert!(done >= 9, "{done} completion notifications");
     service.cancel().await.unwrap();
 }
 
@@ -447,11 +446,16 @@ async fn stdio_session_resumes_after_restart() {
     let r =
         call(&service, "repl", json!({"code": "var n = Number(await sh('echo 5 >> log.txt; wc -l < log.txt'))"})).await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "var said = await haiku('remember me')"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
     service.cancel().await.unwrap();
-    // a new process resumes the session: the variable is back, the shell did not run again
-    let service = start_stdio(client(true, "x"), &root, &args).await;
-    let r = call(&service, "repl", json!({"code": "n"})).await;
-    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    // a new process resumes the session: the variables are back, the shell and the model were not asked again
+    let c = client(true, "x");
+    let seen = c.seen.clone();
+    let service = start_stdio(c, &root, &args).await;
+    let r = call(&service, "repl", json!({"code": "[n, said]"})).await;
+    assert_eq!(structured(&r)["result"], json!([1, "echo: remember me"]), "{r:?}");
+    assert!(seen.samplings.lock().unwrap().is_empty(), "replay asked the model again");
     assert_eq!(structured(&r)["replay"]["blocks"][0]["verdict"], "ok", "{r:?}");
     assert!(text(&r).contains("session restored"), "{}", text(&r));
     assert_eq!(std::fs::read_to_string(root.join("log.txt")).unwrap(), "5\n");
