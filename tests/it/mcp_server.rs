@@ -463,7 +463,7 @@ async fn stdio_session_resumes_after_restart() {
 }
 
 /// Start `wrepl serve --http 127.0.0.1:0 ARGS`; returns the child and its URL.
-async fn start_http(root: &Path, extra: &[&str]) -> (tokio::process::Child, String) {
+pub(crate) async fn start_http(root: &Path, extra: &[&str]) -> (tokio::process::Child, String) {
     // reqwest is built without a default TLS provider; plain http still needs one installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))

@@ -183,29 +183,10 @@ async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
     const ROUNDS: usize = 4;
     const SESSIONS: usize = 6;
     const EVALS: usize = 25;
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data.txt"), "alpha\nbeta\ngamma\n").unwrap();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["serve", "--http", "127.0.0.1:0", "--root"])
-        .arg(dir.path())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let (mut child, url) = crate::mcp_server::start_http(dir.path(), &[]).await;
     let pid = child.id().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(u) = line.strip_prefix("wrepl: serving MCP at ") {
-                return u.to_string();
-            }
-        }
-        panic!("wrepl serve --http exited without listening");
-    })
-    .await
-    .unwrap();
     let mut samples = Vec::new();
     for round in 0..ROUNDS {
         let mut tasks = Vec::new();

@@ -728,6 +728,18 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
     out
 }
 
+/// A cancel token for an evaluation, triggered by the request's
+/// `notifications/cancelled`; abort the returned task when done.
+fn cancel_on(context: &RequestContext<RoleServer>) -> (CancelToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancelToken::new();
+    let (ct, c) = (context.ct.clone(), cancel.clone());
+    let watcher = tokio::spawn(async move {
+        ct.cancelled().await;
+        c.cancel();
+    });
+    (cancel, watcher)
+}
+
 fn input_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![Content::text(message.into())])
 }
@@ -778,14 +790,7 @@ impl WreplServer {
         if self.conn.options.async_mode {
             return self.enqueue(code, timeout);
         }
-        let cancel = CancelToken::new();
-        let watcher = {
-            let (ct, cancel) = (context.ct.clone(), cancel.clone());
-            tokio::spawn(async move {
-                ct.cancelled().await;
-                cancel.cancel();
-            })
-        };
+        let (cancel, watcher) = cancel_on(&context);
         let progress = context.meta.get_progress_token().map(|token| ProgressTarget {
             peer: context.peer.clone(),
             token,
@@ -873,14 +878,7 @@ impl WreplServer {
         args: JsonObject,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let cancel = CancelToken::new();
-        let watcher = {
-            let (ct, cancel) = (context.ct.clone(), cancel.clone());
-            tokio::spawn(async move {
-                ct.cancelled().await;
-                cancel.cancel();
-            })
-        };
+        let (cancel, watcher) = cancel_on(&context);
         let outcome =
             self.conn.run_registered(name, Value::Object(args), EvalOptions { cancel, ..EvalOptions::default() }).await;
         watcher.abort();
