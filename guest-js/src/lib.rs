@@ -449,7 +449,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
     if outcome.heap_exhausted || heap_exhausted() {
         // No more JavaScript in this context; the host replaces it (and with
         // it every timer and pending call).
-        return if outcome.interrupted { outcome } else { exhausted_outcome() };
+        return if outcome.interrupted { EvalOutcome { heap_exhausted: true, ..outcome } } else { exhausted_outcome() };
     }
     // Timers and pending calls do not outlive the eval.
     let _ = call("endEval").and_then(|f| f.call::<_, ()>(())).catch(ctx);

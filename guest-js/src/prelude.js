@@ -254,7 +254,7 @@
   function fmt(args, prefix) {
     let s = prefix;
     for (let i = 0; i < args.length; i++) {
-      if (s) s += " ";
+      if (i || prefix) s += " ";
       const a = args[i];
       s += typeof a === "string" ? a : safeText(a);
     }
