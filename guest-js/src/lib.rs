@@ -5,18 +5,18 @@
 
 use std::cell::{Cell, RefCell};
 
+use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::{
-    CatchResultExt, CaughtError, Context, Ctx, Exception, Function, Module, Object,
-    Persistent, Promise, Runtime, Value,
+    CatchResultExt, CaughtError, Context, Ctx, Exception, Function, Module, Object, Persistent, Promise, Runtime, Value,
 };
 
 wit_bindgen::generate!({ world: "guest", path: "../wit" });
 
 use exports::wrepl::sandbox::repl::Guest;
+use rquickjs::promise::PromiseState;
 use wrepl::sandbox::calls;
 use wrepl::sandbox::host;
-use rquickjs::promise::PromiseState;
 use wrepl::sandbox::types::{Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError};
 
 /// The managed-globals prelude. Evaluated once per runtime; returns the control
@@ -36,6 +36,98 @@ thread_local! {
     static JS: RefCell<Option<Js>> = const { RefCell::new(None) };
     /// Latched once the host asked to stop; cleared at the start of each eval.
     static INTERRUPTED: Cell<bool> = const { Cell::new(false) };
+    /// Latched when the JavaScript heap is exhausted (see [`HeapLimit`]);
+    /// never cleared: the context is unusable from then on.
+    static HEAP_EXHAUSTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A refused allocation smaller than this means the heap is full to the
+/// brim: QuickJS can no longer allocate even its own error objects (it then
+/// throws `null`), and its state after such failures is not trustworthy.
+/// Larger refusals (a huge string or array) leave room and stay catchable.
+const EXHAUSTED_BELOW: usize = 16 << 10;
+
+/// Bytes of bookkeeping counted per allocation (the allocator's header).
+const ALLOC_OVERHEAD: usize = 8;
+
+/// The QuickJS heap allocator: Rust's allocator with the heap limit enforced
+/// here (instead of by QuickJS) so that a refusal can be told apart: a small
+/// one latches [`HEAP_EXHAUSTED`].
+struct HeapLimit {
+    inner: RustAllocator,
+    used: usize,
+    limit: usize,
+}
+
+impl HeapLimit {
+    fn admit(&mut self, extra: usize) -> bool {
+        if self.used.saturating_add(extra) <= self.limit {
+            return true;
+        }
+        if extra < EXHAUSTED_BELOW {
+            HEAP_EXHAUSTED.with(|h| h.set(true));
+        }
+        false
+    }
+}
+
+unsafe impl Allocator for HeapLimit {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size.saturating_add(ALLOC_OVERHEAD)) {
+            return std::ptr::null_mut();
+        }
+        let p = self.inner.alloc(size);
+        if !p.is_null() {
+            // SAFETY: `p` was just returned by the inner allocator.
+            self.used += unsafe { RustAllocator::usable_size(p) } + ALLOC_OVERHEAD;
+        }
+        p
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        if !self.admit(count.saturating_mul(size).saturating_add(ALLOC_OVERHEAD)) {
+            return std::ptr::null_mut();
+        }
+        let p = self.inner.calloc(count, size);
+        if !p.is_null() {
+            // SAFETY: `p` was just returned by the inner allocator.
+            self.used += unsafe { RustAllocator::usable_size(p) } + ALLOC_OVERHEAD;
+        }
+        p
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        // SAFETY: the caller passes a pointer from this allocator.
+        let size = unsafe { RustAllocator::usable_size(ptr) } + ALLOC_OVERHEAD;
+        self.used = self.used.saturating_sub(size);
+        // SAFETY: as above.
+        unsafe { self.inner.dealloc(ptr) }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller passes a pointer from this allocator.
+        let old = unsafe { RustAllocator::usable_size(ptr) };
+        if new_size > old && !self.admit(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: as above; on failure the old block is left intact.
+        let p = unsafe { self.inner.realloc(ptr, new_size) };
+        if !p.is_null() {
+            // SAFETY: `p` was just returned by the inner allocator.
+            let new = unsafe { RustAllocator::usable_size(p) };
+            self.used = self.used.saturating_sub(old).saturating_add(new);
+        }
+        p
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        // SAFETY: forwarded contract.
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
+}
+
+fn heap_exhausted() -> bool {
+    HEAP_EXHAUSTED.with(|h| h.get())
 }
 
 fn interrupted() -> bool {
@@ -85,45 +177,30 @@ fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let native = Object::new(ctx.clone())?;
     native.set(
         "startCall",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'_>, tool: String, input: String| -> rquickjs::Result<u32> {
-                match calls::start_call(&tool, &input) {
-                    Ok(id) => Ok(id),
-                    Err(e) => {
-                        let err = Exception::from_message(ctx.clone(), &e.message)?;
-                        err.set("name", "ToolCallError")?;
-                        err.set("kind", e.kind)?;
-                        Err(ctx.throw(err.into_value()))
-                    }
+        Function::new(ctx.clone(), |ctx: Ctx<'_>, tool: String, input: String| -> rquickjs::Result<u32> {
+            match calls::start_call(&tool, &input) {
+                Ok(id) => Ok(id),
+                Err(e) => {
+                    let err = Exception::from_message(ctx.clone(), &e.message)?;
+                    err.set("name", "ToolCallError")?;
+                    err.set("kind", e.kind)?;
+                    Err(ctx.throw(err.into_value()))
                 }
-            },
-        )?,
+            }
+        })?,
     )?;
-    native.set(
-        "cancelCall",
-        Function::new(ctx.clone(), |id: u32| calls::cancel_call(id))?,
-    )?;
+    native.set("cancelCall", Function::new(ctx.clone(), |id: u32| calls::cancel_call(id))?)?;
     native.set(
         "setTimer",
         Function::new(ctx.clone(), |id: u32, ms: f64| -> bool {
-            let ms = if ms.is_finite() && ms > 0.0 {
-                ms.min(i32::MAX as f64) as u32
-            } else {
-                0
-            };
+            let ms = if ms.is_finite() && ms > 0.0 { ms.min(i32::MAX as f64) as u32 } else { 0 };
             host::set_timer(id, ms)
         })?,
     )?;
-    native.set(
-        "clearTimer",
-        Function::new(ctx.clone(), |id: u32| host::clear_timer(id))?,
-    )?;
+    native.set("clearTimer", Function::new(ctx.clone(), |id: u32| host::clear_timer(id))?)?;
     native.set(
         "write",
-        Function::new(ctx.clone(), |stream: i32, text: String| {
-            host::console_write(stream_of(stream), &text)
-        })?,
+        Function::new(ctx.clone(), |stream: i32, text: String| host::console_write(stream_of(stream), &text))?,
     )?;
     native.set(
         "random",
@@ -136,23 +213,32 @@ fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         "registerTool",
         Function::new(
             ctx.clone(),
-            |ctx: Ctx<'_>, name: String, description: String, schema: String, display: String| -> rquickjs::Result<()> {
+            |ctx: Ctx<'_>,
+             name: String,
+             description: String,
+             schema: String,
+             display: String|
+             -> rquickjs::Result<()> {
                 host::register_tool(&name, &description, &schema, &display)
                     .map_err(|msg| Exception::throw_type(&ctx, &format!("registerTool: {msg}")))
             },
         )?,
     )?;
     native.set("unregisterTool", Function::new(ctx.clone(), |name: String| host::unregister_tool(&name))?)?;
+    native.set("isPromise", Function::new(ctx.clone(), |v: Value<'_>| v.is_promise())?)?;
     native.set("sealed", SEALED)?;
     Ok(native)
 }
 
 fn init(config: Config) -> Result<(), String> {
-    let rt = Runtime::new_with_alloc(rquickjs::allocator::RustAllocator)
+    // The heap limit is enforced by the allocator, not by QuickJS (whose own
+    // limit stays off), so an exhausted heap can be recognised.
+    let limit = match config.memory_limit {
+        0 => usize::MAX,
+        n => n.min(usize::MAX as u64) as usize,
+    };
+    let rt = Runtime::new_with_alloc(HeapLimit { inner: RustAllocator, used: 0, limit })
         .map_err(|e| format!("cannot create the QuickJS runtime: {e}"))?;
-    // RustAllocator: QuickJS's own malloc accounting does not work on this
-    // target, so the limit would silently be off with the default allocator.
-    rt.set_memory_limit(config.memory_limit.min(usize::MAX as u64) as usize);
     rt.set_max_stack_size(config.stack_limit as usize);
     rt.set_interrupt_handler(Some(Box::new(interrupted)));
     rt.set_loader(Sealed, Sealed);
@@ -170,9 +256,7 @@ fn init(config: Config) -> Result<(), String> {
             let f: Function = ctx.eval(PRELUDE)?;
             f.call((native, tools, config.repo_hint.as_str()))
         };
-        let control = setup()
-            .catch(&ctx)
-            .map_err(|e| format!("prelude failed: {e}"))?;
+        let control = setup().catch(&ctx).map_err(|e| format!("prelude failed: {e}"))?;
         Ok(Persistent::save(&ctx, control))
     })?;
     JS.with(|js| *js.borrow_mut() = Some(Js { rt, ctx, control }));
@@ -183,22 +267,17 @@ fn js_error<'js>(ctx: &Ctx<'js>, control: &Object<'js>, err: CaughtError<'js>) -
     let value = match err {
         CaughtError::Exception(e) => e.into_value(),
         CaughtError::Value(v) => v,
-        CaughtError::Error(e) => {
-            return JsError {
-                name: "InternalError".into(),
-                message: e.to_string(),
-                stack: String::new(),
-            }
-        }
+        CaughtError::Error(e) => return internal_error(e.to_string()),
     };
     describe_error(ctx, control, value)
 }
 
+fn internal_error(message: String) -> JsError {
+    JsError { name: "InternalError".into(), message, stack: String::new() }
+}
+
 fn describe_error<'js>(ctx: &Ctx<'js>, control: &Object<'js>, value: Value<'js>) -> JsError {
-    let described = control
-        .get::<_, Function>("describeError")
-        .and_then(|f| f.call::<_, Object>((value,)))
-        .catch(ctx);
+    let described = control.get::<_, Function>("describeError").and_then(|f| f.call::<_, Object>((value,))).catch(ctx);
     match described {
         Ok(o) => JsError {
             name: o.get("name").unwrap_or_else(|_| "Error".into()),
@@ -215,47 +294,72 @@ fn describe_error<'js>(ctx: &Ctx<'js>, control: &Object<'js>, value: Value<'js>)
 
 fn run_jobs(ctx: &Ctx<'_>) {
     while ctx.execute_pending_job() {
-        if interrupted() {
+        if interrupted() || heap_exhausted() {
             return;
         }
     }
 }
 
-fn interrupted_outcome() -> EvalOutcome {
+fn base_outcome() -> EvalOutcome {
     EvalOutcome {
         value_json: None,
         text: String::new(),
-        error: Some(JsError {
-            name: "InternalError".into(),
-            message: "interrupted".into(),
-            stack: String::new(),
-        }),
-        interrupted: true,
+        error: None,
+        interrupted: false,
         poisoned: None,
+        heap_exhausted: false,
     }
 }
 
+fn outcome_of(error: JsError) -> EvalOutcome {
+    EvalOutcome { error: Some(error), ..base_outcome() }
+}
+
+fn interrupted_outcome() -> EvalOutcome {
+    EvalOutcome { interrupted: true, ..outcome_of(internal_error("interrupted".into())) }
+}
+
+/// The heap is full: report it without running any more JavaScript (the
+/// host replaces the context).
+fn exhausted_outcome() -> EvalOutcome {
+    EvalOutcome { heap_exhausted: true, ..outcome_of(internal_error("out of memory".into())) }
+}
+
+/// The script failed with `error`, unless describing the thrown value was cut
+/// short by a stop request or the heap ran out on the way.
+fn failure(error: impl FnOnce() -> JsError) -> EvalOutcome {
+    if heap_exhausted() {
+        return exhausted_outcome();
+    }
+    let error = error();
+    if interrupted() {
+        return interrupted_outcome();
+    }
+    if heap_exhausted() {
+        return exhausted_outcome();
+    }
+    outcome_of(error)
+}
+
 fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOutcome {
+    if heap_exhausted() {
+        return exhausted_outcome();
+    }
     let call = |name: &str| -> rquickjs::Result<Function<'js>> { control.get(name) };
     match call("beginEval").and_then(|f| f.call::<_, Vec<String>>(())).catch(ctx) {
         Err(e) => {
+            if interrupted() {
+                return interrupted_outcome();
+            }
+            if heap_exhausted() {
+                return exhausted_outcome();
+            }
             return EvalOutcome {
-                value_json: None,
-                text: String::new(),
-                error: Some(js_error(ctx, control, e)),
-                interrupted: false,
                 poisoned: Some("the managed globals could not be refreshed".into()),
-            }
+                ..outcome_of(js_error(ctx, control, e))
+            };
         }
-        Ok(bad) if !bad.is_empty() => {
-            return EvalOutcome {
-                value_json: None,
-                text: String::new(),
-                error: None,
-                interrupted: false,
-                poisoned: Some(bad.join(", ")),
-            }
-        }
+        Ok(bad) if !bad.is_empty() => return EvalOutcome { poisoned: Some(bad.join(", ")), ..base_outcome() },
         Ok(_) => {}
     }
     let opts = {
@@ -278,13 +382,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                 if interrupted() {
                     return interrupted_outcome();
                 }
-                return EvalOutcome {
-                    value_json: None,
-                    text: String::new(),
-                    error: Some(js_error(ctx, control, e)),
-                    interrupted: false,
-        poisoned: None,
-                };
+                return failure(|| js_error(ctx, control, e));
             }
         };
         loop {
@@ -292,30 +390,21 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
             if interrupted() {
                 return interrupted_outcome();
             }
+            if heap_exhausted() {
+                return exhausted_outcome();
+            }
             match promise.state() {
                 PromiseState::Resolved => {
-                    let v: rquickjs::Result<Object> = promise.result().unwrap_or_else(|| {
-                        Err(rquickjs::Error::new_from_js("pending", "settled result"))
-                    });
+                    let v: rquickjs::Result<Object> = promise
+                        .result()
+                        .unwrap_or_else(|| Err(rquickjs::Error::new_from_js("pending", "settled result")));
                     return match v {
                         Ok(o) => EvalOutcome {
                             value_json: o.get::<_, Option<String>>("json").ok().flatten(),
                             text: o.get("text").unwrap_or_default(),
-                            error: None,
-                            interrupted: false,
-        poisoned: None,
+                            ..base_outcome()
                         },
-                        Err(e) => EvalOutcome {
-                            value_json: None,
-                            text: String::new(),
-                            error: Some(JsError {
-                                name: "InternalError".into(),
-                                message: format!("result could not be read: {e}"),
-                                stack: String::new(),
-                            }),
-                            interrupted: false,
-        poisoned: None,
-                        },
+                        Err(e) => failure(|| internal_error(format!("result could not be read: {e}"))),
                     };
                 }
                 PromiseState::Rejected => {
@@ -324,29 +413,17 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                         Some(Ok(v)) => v,
                         _ => ctx.catch(),
                     };
-                    return EvalOutcome {
-                        value_json: None,
-                        text: String::new(),
-                        error: Some(describe_error(ctx, control, reason)),
-                        interrupted: false,
-        poisoned: None,
-                    };
+                    return failure(|| describe_error(ctx, control, reason));
                 }
                 PromiseState::Pending => {}
             }
             match calls::next_completion() {
                 None => {
-                    return EvalOutcome {
-                        value_json: None,
-                        text: String::new(),
-                        error: Some(JsError {
-                            name: "Error".into(),
-                            message: "the script's promise can never settle: it awaits something that nothing will resolve (no inner call or timer is pending)".into(),
-                            stack: String::new(),
-                        }),
-                        interrupted: false,
-        poisoned: None,
-                    }
+                    return outcome_of(JsError {
+                        name: "Error".into(),
+                        message: "the script's promise can never settle: it awaits something that nothing will resolve (no inner call or timer is pending)".into(),
+                        stack: String::new(),
+                    })
                 }
                 Some(Completion::Interrupted) => {
                     INTERRUPTED.with(|i| i.set(true));
@@ -369,6 +446,11 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
             }
         }
     })();
+    if outcome.heap_exhausted || heap_exhausted() {
+        // No more JavaScript in this context; the host replaces it (and with
+        // it every timer and pending call).
+        return if outcome.interrupted { EvalOutcome { heap_exhausted: true, ..outcome } } else { exhausted_outcome() };
+    }
     // Timers and pending calls do not outlive the eval.
     let _ = call("endEval").and_then(|f| f.call::<_, ()>(())).catch(ctx);
     if outcome.interrupted {
@@ -398,35 +480,13 @@ impl Guest for Component {
         JS.with(|js| {
             let js = js.borrow();
             let Some(js) = js.as_ref() else {
-                return EvalOutcome {
-                    value_json: None,
-                    text: String::new(),
-                    error: Some(JsError {
-                        name: "InternalError".into(),
-                        message: "the sandbox was not initialised".into(),
-                        stack: String::new(),
-                    }),
-                    interrupted: false,
-        poisoned: None,
-                };
+                return outcome_of(internal_error("the sandbox was not initialised".into()));
             };
             let _keep_runtime_alive = &js.rt;
             js.ctx.with(|ctx| {
                 let control = match js.control.clone().restore(&ctx) {
                     Ok(c) => c,
-                    Err(e) => {
-                        return EvalOutcome {
-                            value_json: None,
-                            text: String::new(),
-                            error: Some(JsError {
-                                name: "InternalError".into(),
-                                message: format!("sandbox control object lost: {e}"),
-                                stack: String::new(),
-                            }),
-                            interrupted: false,
-        poisoned: None,
-                        }
-                    }
+                    Err(e) => return outcome_of(internal_error(format!("sandbox control object lost: {e}"))),
                 };
                 eval_in(&ctx, &control, script)
             })
@@ -443,4 +503,3 @@ export!(Component);
 pub extern "C" fn __rquickjs_host_now_us() -> f64 {
     host::now_us()
 }
-

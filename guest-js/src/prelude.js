@@ -12,7 +12,6 @@
   const JSONStringify = JSON.stringify;
   const JSONParse = JSON.parse;
   const PromiseCtor = Promise;
-  const PromiseResolve = Promise.resolve.bind(Promise);
   const MapCtor = Map;
   const SetCtor = Set;
   const ErrorCtor = Error;
@@ -23,12 +22,62 @@
   const nativeClearTimer = native.clearTimer;
   const nativeWrite = native.write;
   const SEALED = native.sealed;
+  const nativeIsPromise = native.isPromise;
+  // Intrinsics captured before any script runs: rendering, the result
+  // pipeline and the timer/call plumbing never consult the realm's
+  // (script-replaceable) built-ins, prototypes or species.
+  const ReflectApply = Reflect.apply;
+  const ReflectDefine = Reflect.defineProperty;
+  const ReflectDelete = Reflect.deleteProperty;
+  const ObjectSetProto = Object.setPrototypeOf;
+  const ObjectGetOwnDesc = Object.getOwnPropertyDescriptor;
+  const ObjectGetOwnNames = Object.getOwnPropertyNames;
+  const ObjectAssign = Object.assign;
+  const ObjectProto = Object.prototype;
+  const NumberCtor = Number;
+  const NumberIsFinite = Number.isFinite;
+  const PromiseThen = Promise.prototype.then;
+  const PromiseReject = Promise.reject;
+  const ErrorProto = Error.prototype;
+  const ErrorIsError = typeof Error.isError === "function" ? Error.isError : null;
+  const DateGetTime = Date.prototype.getTime;
+  const DateToISO = Date.prototype.toISOString;
+  const MapGet = Map.prototype.get, MapSet = Map.prototype.set, MapHas = Map.prototype.has;
+  const MapDelete = Map.prototype.delete, MapClear = Map.prototype.clear;
+  const MapEntries = Map.prototype.entries, MapKeys = Map.prototype.keys;
+  const MapSize = ObjectGetOwnDesc(Map.prototype, "size").get;
+  const MapIterNext = ObjectGetProto(new Map().entries()).next;
+  const SetHas = Set.prototype.has, SetAdd = Set.prototype.add, SetDelete = Set.prototype.delete;
+  const SetValues = Set.prototype.values;
+  const SetSize = ObjectGetOwnDesc(Set.prototype, "size").get;
+  const SetIterNext = ObjectGetProto(new Set().values()).next;
+  const ArrayBufferIsView = ArrayBuffer.isView;
+  const TypedArrayLength = ObjectGetOwnDesc(ObjectGetProto(Uint8Array.prototype), "length").get;
+  const StringSlice = String.prototype.slice;
+  const StringToWellFormed = typeof String.prototype.toWellFormed === "function" ? String.prototype.toWellFormed : null;
+  const RegExpExec = RegExp.prototype.exec;
+  function call(f, self, ...args) { return ReflectApply(f, self, args); }
+  // Strings cross into the host as UTF-8: lone surrogates become U+FFFD.
+  function wellFormed(s) { return StringToWellFormed === null ? s : ReflectApply(StringToWellFormed, s, []); }
+  function inherits(v, proto) {
+    for (let p = ObjectGetProto(v), i = 0; p !== null && i < 1000; p = ObjectGetProto(p), i++) if (p === proto) return true;
+    return false;
+  }
+  function isError(v) {
+    if ((typeof v !== "object" && typeof v !== "function") || v === null) return false;
+    return (ErrorIsError !== null && ErrorIsError(v)) || inherits(v, ErrorProto);
+  }
+  function brand(getter, v) { try { call(getter, v); return true; } catch (_) { return false; } }
+  // Data descriptors with no prototype: a script's Object.prototype.get/set cannot reach them.
+  function dataDesc(value) { return { __proto__: null, value, writable: true, configurable: true, enumerable: false }; }
+  const NO_CTOR = dataDesc(undefined);
 
   // Managed globals, refreshed at the start of every evaluation.
-  const managed = new Map();
+  const managedNames = [], managedValues = [];
   function define(name, value) {
-    ObjectDefine(G, name, { value, writable: true, configurable: true, enumerable: false });
-    managed.set(name, value);
+    ObjectDefine(G, name, dataDesc(value));
+    managedNames[managedNames.length] = name;
+    managedValues[managedValues.length] = value;
   }
 
   // ---- errors -------------------------------------------------------------
@@ -74,81 +123,100 @@
     return typeof n === "string" && n ? n : "(anonymous)";
   }
 
+  // Output containers have no prototype: a script's Object.prototype.toJSON,
+  // setters or Array.prototype.push cannot reach them.
+  function newArray() { return ObjectSetProto([], null); }
+
   // Convert any value to JSON-compatible data (no getters run twice, cycles
   // and depth bounded, exotic values described). Proxies and hostile getters
   // run guest code only; the host parses the JSON text it receives.
   function toData(v, depth, seen, budget) {
     if (budget.n++ > MAX_ITEMS) return "[…]";
     switch (typeof v) {
-      case "string": return v;
-      case "number": return Number.isFinite(v) ? v : StringCtor(v);
+      case "string": return wellFormed(v);
+      case "number": return NumberIsFinite(v) ? v : StringCtor(v);
       case "boolean": return v;
       case "undefined": return null;
       case "bigint": return StringCtor(v) + "n";
-      case "symbol": return v.toString();
+      case "symbol": return StringCtor(v);
       case "function": return "[Function: " + fnName(v) + "]";
     }
     if (v === null) return null;
-    if (seen.has(v)) return "[Circular]";
+    if (call(SetHas, seen, v)) return "[Circular]";
     if (depth >= MAX_DEPTH) return ArrayIsArray(v) ? "[Array]" : "[Object]";
-    seen.add(v);
+    call(SetAdd, seen, v);
     try {
-      if (v instanceof ErrorCtor) {
+      if (isError(v)) {
         const e = describeError(v);
-        return { name: e.name, message: e.message, stack: e.stack };
+        return { __proto__: null, name: e.name, message: e.message, stack: e.stack };
       }
-      if (v instanceof PromiseCtor) return "[Promise]";
-      if (v instanceof Date) { const t = v.getTime(); return t === t ? v.toISOString() : "Invalid Date"; }
-      if (v instanceof MapCtor) {
-        const out = {};
-        for (const [k, val] of v) {
-          if (budget.n++ > MAX_ITEMS) break;
-          out[typeof k === "string" ? k : safeText(k)] = toData(val, depth + 1, seen, budget);
+      if (nativeIsPromise(v)) return "[Promise]";
+      if (brand(DateGetTime, v)) { const t = call(DateGetTime, v); return t === t ? call(DateToISO, v) : "Invalid Date"; }
+      if (brand(MapSize, v)) {
+        const out = { __proto__: null };
+        const it = call(MapEntries, v);
+        for (;;) {
+          const r = call(MapIterNext, it);
+          if (r.done || budget.n++ > MAX_ITEMS) break;
+          const k = r.value[0];
+          out[wellFormed(typeof k === "string" ? k : safeText(k))] = toData(r.value[1], depth + 1, seen, budget);
         }
         return out;
       }
-      if (v instanceof SetCtor) {
-        const out = [];
-        for (const val of v) { if (budget.n > MAX_ITEMS) break; out.push(toData(val, depth + 1, seen, budget)); }
+      if (brand(SetSize, v)) {
+        const out = newArray();
+        let n = 0;
+        const it = call(SetValues, v);
+        for (;;) {
+          const r = call(SetIterNext, it);
+          if (r.done || budget.n > MAX_ITEMS) break;
+          out[n++] = toData(r.value, depth + 1, seen, budget);
+        }
         return out;
       }
-      if (ArrayBuffer.isView(v)) {
-        const out = [];
-        const n = Math.min(v.length | 0, MAX_ITEMS);
-        for (let i = 0; i < n; i++) out.push(toData(v[i], depth + 1, seen, budget));
+      if (ArrayBufferIsView(v)) {
+        const out = newArray();
+        let n = 0;
+        try { n = call(TypedArrayLength, v); } catch (_) { n = 0; }  // a DataView
+        if (n > MAX_ITEMS) n = MAX_ITEMS;
+        for (let i = 0; i < n; i++) out[i] = toData(v[i], depth + 1, seen, budget);
         return out;
       }
       if (ArrayIsArray(v)) {
-        const out = [];
+        const out = newArray();
         const n = v.length;
         for (let i = 0; i < n; i++) {
-          if (budget.n > MAX_ITEMS) { out.push("[…]"); break; }
-          out.push(toData(v[i], depth + 1, seen, budget));
+          if (budget.n > MAX_ITEMS) { out[i] = "[…]"; break; }
+          out[i] = toData(v[i], depth + 1, seen, budget);
         }
         return out;
       }
-      const out = {};
-      for (const k of ObjectKeys(v)) {
+      const out = { __proto__: null };
+      const keys = ObjectKeys(v);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
         if (budget.n > MAX_ITEMS) { out["…"] = "[truncated]"; break; }
         let val;
         try { val = v[k]; } catch (e) { val = "[getter threw: " + safeText(e) + "]"; }
         if (val === undefined) continue;
-        out[k] = toData(val, depth + 1, seen, budget);
+        out[wellFormed(k)] = toData(val, depth + 1, seen, budget);
       }
       return out;
     } finally {
-      seen.delete(v);
+      call(SetDelete, seen, v);
     }
   }
+
+  function render(v) { return toData(v, 0, new SetCtor(), { __proto__: null, n: 0 }); }
 
   function safeText(v) {
     try {
       if (typeof v === "string") return v;
       if (v === undefined) return "undefined";
-      if (typeof v === "symbol") return v.toString();
+      if (typeof v === "symbol") return StringCtor(v);
       if (typeof v === "function") return "[Function: " + fnName(v) + "]";
-      if (v instanceof ErrorCtor) { const e = describeError(v); return e.name + ": " + e.message; }
-      const data = toData(v, 0, new SetCtor(), { n: 0 });
+      if (isError(v)) { const e = describeError(v); return e.name + ": " + e.message; }
+      const data = render(v);
       if (typeof data === "string" && typeof v !== "object") return data;
       let t = JSONStringify(data);
       if (t === undefined) return "undefined";
@@ -162,14 +230,14 @@
 
   function str(v) {
     const t = safeText(v);
-    return t.length > MAX_TEXT ? t.slice(0, MAX_TEXT) + "…[truncated]" : t;
+    return t.length > MAX_TEXT ? call(StringSlice, t, 0, MAX_TEXT) + "…[truncated]" : t;
   }
   define("str", str);
 
   function describeError(e) {
     let name = "Error", message = "", stack = "";
     try {
-      if (e instanceof ErrorCtor || (typeof e === "object" && e !== null && "message" in e)) {
+      if (isError(e) || (typeof e === "object" && e !== null && "message" in e)) {
         try { const n = e.name; if (typeof n === "string") name = n; } catch (_) { }
         try { const m = e.message; message = typeof m === "string" ? m : safeText(m); } catch (_) { }
         try { const s = e.stack; if (typeof s === "string") stack = s; } catch (_) { }
@@ -179,31 +247,37 @@
     } catch (_) {
       message = "[undescribable exception]";
     }
-    return { name, message, stack };
+    return { __proto__: null, name: wellFormed(name), message: wellFormed(message), stack: wellFormed(stack) };
   }
 
   // ---- console ------------------------------------------------------------
-  function fmt(args) {
-    let s = "";
+  function fmt(args, prefix) {
+    let s = prefix;
     for (let i = 0; i < args.length; i++) {
-      if (i) s += " ";
+      if (i || prefix) s += " ";
       const a = args[i];
       s += typeof a === "string" ? a : safeText(a);
     }
     return s + "\n";
   }
+  function write(stream, text) { nativeWrite(stream, wellFormed(text)); }
   const counts = new MapCtor();
   const consoleObj = {
-    log(...a) { nativeWrite(1, fmt(a)); },
-    info(...a) { nativeWrite(1, fmt(a)); },
-    debug(...a) { nativeWrite(1, fmt(a)); },
-    trace(...a) { nativeWrite(2, fmt(a)); },
-    warn(...a) { nativeWrite(2, fmt(a)); },
-    error(...a) { nativeWrite(2, fmt(a)); },
-    dir(v) { nativeWrite(1, fmt([v])); },
-    table(v) { nativeWrite(1, fmt([v])); },
-    assert(c, ...a) { if (!c) nativeWrite(2, fmt(["Assertion failed:", ...a])); },
-    count(label = "default") { const n = (counts.get(label) || 0) + 1; counts.set(label, n); nativeWrite(1, label + ": " + n + "\n"); },
+    log(...a) { write(1, fmt(a, "")); },
+    info(...a) { write(1, fmt(a, "")); },
+    debug(...a) { write(1, fmt(a, "")); },
+    trace(...a) { write(2, fmt(a, "")); },
+    warn(...a) { write(2, fmt(a, "")); },
+    error(...a) { write(2, fmt(a, "")); },
+    dir(v) { write(1, fmt([v], "")); },
+    table(v) { write(1, fmt([v], "")); },
+    assert(c, ...a) { if (!c) write(2, fmt(a, "Assertion failed:")); },
+    count(label = "default") {
+      const key = safeText(label);
+      const n = (call(MapGet, counts, key) || 0) + 1;
+      call(MapSet, counts, key, n);
+      write(1, key + ": " + n + "\n");
+    },
   };
   define("console", consoleObj);
 
@@ -214,15 +288,15 @@
     if (typeof fn !== "function") throw new TypeError("the timer callback must be a function");
     const id = nextTimer++;
     if (nextTimer > 0x7fffffff) nextTimer = 1;
-    ms = Number(ms);
+    ms = NumberCtor(ms);
     if (!(ms >= 0)) ms = 0;
     if (!nativeSetTimer(id, ms)) throw new RangeError("too many timers are armed (limit 10000)");
-    timers.set(id, { fn, args, ms, repeat });
+    call(MapSet, timers, id, { __proto__: null, fn, args, ms, repeat });
     return id;
   }
   function clearTimer(id) {
-    id = Number(id);
-    if (timers.delete(id)) nativeClearTimer(id);
+    id = NumberCtor(id);
+    if (call(MapDelete, timers, id)) nativeClearTimer(id);
   }
   define("setTimeout", function setTimeout(fn, ms, ...args) { return armTimer(fn, ms, args, false); });
   define("setInterval", function setInterval(fn, ms, ...args) { return armTimer(fn, ms, args, true); });
@@ -230,7 +304,7 @@
   define("clearInterval", clearTimer);
   define("queueMicrotask", function queueMicrotask(fn) {
     if (typeof fn !== "function") throw new TypeError("queueMicrotask needs a function");
-    PromiseResolve().then(() => fn());
+    settle(new PromiseCtor((resolve) => resolve()), () => { fn(); }, undefined);
   });
 
   // ---- base64 -------------------------------------------------------------
@@ -270,12 +344,12 @@
     try {
       json = JSONStringify(input === undefined ? {} : input);
     } catch (e) {
-      return PromiseCtor.reject(new TypeError("the input of " + name + " is not JSON-serializable: " + describeError(e).message));
+      return ReflectApply(PromiseReject, PromiseCtor, [new TypeError("the input of " + name + " is not JSON-serializable: " + describeError(e).message)]);
     }
     if (typeof json !== "string") json = "{}";
     let id;
-    try { id = nativeStart(name, json); } catch (e) { return PromiseCtor.reject(e); }
-    return new PromiseCtor((resolve, reject) => { pending.set(id, { resolve, reject, name }); });
+    try { id = nativeStart(name, json); } catch (e) { return ReflectApply(PromiseReject, PromiseCtor, [e]); }
+    return new PromiseCtor((resolve, reject) => { call(MapSet, pending, id, { __proto__: null, resolve, reject, name }); });
   }
   function makeToolError(name, kind, message) {
     const e = new ErrorCtor(message);
@@ -299,7 +373,7 @@
   define("shQuote", shQuote);
   if (wired.has("Bash")) {
     define("sh", async function sh(command, options) {
-      const r = await callTool("Bash", Object.assign({}, opts(options), { command: StringCtor(command) }));
+      const r = await callTool("Bash", ObjectAssign({}, opts(options), { command: StringCtor(command) }));
       if (r.exitCode !== 0) {
         const why = r.exitCode === null ? "was killed by signal " + r.signal : "exited with code " + r.exitCode;
         const detail = (r.stderr || r.stdout || "").trim().slice(-2000);
@@ -313,23 +387,23 @@
   }
   if (wired.has("Read")) {
     define("cat", async function cat(path, options) {
-      const r = await callTool("Read", Object.assign({}, opts(options), { file_path: StringCtor(path) }));
+      const r = await callTool("Read", ObjectAssign({}, opts(options), { file_path: StringCtor(path) }));
       return typeof r.content === "string" ? r.content : r;
     });
   }
   if (wired.has("Grep")) {
     define("rg", async function rg(pattern, options) {
-      const r = await callTool("Grep", Object.assign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
+      const r = await callTool("Grep", ObjectAssign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
       return typeof r.content === "string" ? r.content : r;
     });
     define("rgf", async function rgf(pattern, options) {
-      const r = await callTool("Grep", Object.assign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
+      const r = await callTool("Grep", ObjectAssign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
       return ArrayIsArray(r.filenames) ? r.filenames : r;
     });
   }
   if (wired.has("Glob")) {
     define("gl", async function gl(pattern, options) {
-      const r = await callTool("Glob", Object.assign({}, opts(options), { pattern: StringCtor(pattern) }));
+      const r = await callTool("Glob", ObjectAssign({}, opts(options), { pattern: StringCtor(pattern) }));
       return ArrayIsArray(r.filenames) ? r.filenames : r;
     });
   }
@@ -362,13 +436,15 @@
   const nativeUnregister = native.unregisterTool;
   const registered = new MapCtor();
   const NAME_RE = /^[a-zA-Z0-9_-]{1,111}$/;
-  const builtinNames = new SetCtor(Object.getOwnPropertyNames(G));
+  // Every global that exists once the prelude is done (set at its end, so
+  // the registration API's own names are in it), and the per-eval `o`.
+  let builtinNames = null;
   function toolInfo(name, t) {
     return { name, wireName: "eval_registered__" + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
   }
   define("registerTool", function registerTool(name, description, schema, handler, options) {
-    if (typeof name !== "string" || !NAME_RE.test(name)) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
-    if (builtinNames.has(name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
+    if (typeof name !== "string" || call(RegExpExec, NAME_RE, name) === null) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
+    if (call(SetHas, builtinNames, name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
     if (typeof description !== "string") throw new TypeError("registerTool: the description must be a string");
     if (typeof handler !== "function") throw new TypeError("registerTool: the handler must be a function");
     if (schema === null || typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("registerTool: the schema must be a JSON Schema object");
@@ -377,33 +453,39 @@
     if (typeof schemaJson !== "string") throw new TypeError("registerTool: the schema is not JSON-serializable");
     let displayName = "";
     if (options !== null && typeof options === "object" && typeof options.displayName === "string") displayName = options.displayName;
-    nativeRegister(name, description, schemaJson, displayName);
-    registered.set(name, { description, schemaJson, handler, displayName });
+    nativeRegister(name, wellFormed(description), schemaJson, wellFormed(displayName));
+    call(MapSet, registered, name, { __proto__: null, description, schemaJson, handler, displayName });
     return "eval_registered__" + name;
   });
   define("unregisterTool", function unregisterTool(name) {
-    const had = registered.delete(StringCtor(name));
-    nativeUnregister(StringCtor(name));
+    const key = wellFormed(StringCtor(name));
+    const had = call(MapDelete, registered, key);
+    nativeUnregister(key);
     return had;
   });
   define("listTools", function listTools() {
     const out = [];
-    for (const [name, t] of registered) out.push(toolInfo(name, t));
+    const it = call(MapEntries, registered);
+    for (let n = 0; ; n++) {
+      const r = call(MapIterNext, it);
+      if (r.done) break;
+      ReflectDefine(out, n, { __proto__: null, value: toolInfo(r.value[0], r.value[1]), writable: true, enumerable: true, configurable: true });
+    }
     return out;
   });
   define("getTool", function getTool(name) {
-    const t = registered.get(StringCtor(name));
+    const t = call(MapGet, registered, StringCtor(name));
     return t ? toolInfo(StringCtor(name), t) : undefined;
   });
   // Used by the host's synthetic invocation script; not for scripts.
   define("__wrepl_invoke_registered", async function (name, input) {
-    const t = registered.get(name);
+    const t = call(MapGet, registered, name);
     if (!t) throw new SandboxError("no registered tool named " + name);
     let out;
     try {
       out = await t.handler(input);
     } catch (e) {
-      if (e instanceof ErrorCtor) throw e;
+      if (isError(e)) throw e;
       const err = new ErrorCtor("the tool " + name + " threw a non-Error value: " + safeText(e));
       err.name = "ToolHandlerError";
       throw err;
@@ -411,66 +493,113 @@
     return out;
   });
 
-  // ---- per-eval control ---------------------------------------------------
-  function deepResolve(v, depth, seen) {
-    if (isThenable(v)) return PromiseResolve(v).then((r) => deepResolve(r, depth, seen));
-    if (typeof v !== "object" || v === null || depth > MAX_DEPTH || seen.has(v)) return v;
+  // ---- promise plumbing ------------------------------------------------------
+  // Attach reactions to `p` without consulting anything a script can replace
+  // (Promise.prototype.then, `constructor`, Symbol.species): for a native
+  // promise, the captured `then` runs with `constructor` shadowed for the
+  // call; anything else (a thenable, a promise with its own `constructor`)
+  // is first adopted by a fresh promise, which runs the script's own `then`.
+  function settle(p, onFulfilled, onRejected) {
+    if (nativeIsPromise(p) && ObjectGetOwnDesc(p, "constructor") === undefined && ReflectDefine(p, "constructor", NO_CTOR)) {
+      try { return ReflectApply(PromiseThen, p, [onFulfilled, onRejected]); } finally { ReflectDelete(p, "constructor"); }
+    }
+    return settle(new PromiseCtor((resolve) => resolve(p)), onFulfilled, onRejected);
+  }
+
+  // Replace thenables inside plain objects and arrays by their values (the
+  // value itself is left alone: changed containers are copied). Calls
+  // `done(value)` once everything settled, or `fail(reason)`.
+  function deepResolve(v, depth, seen, done, fail) {
+    if (nativeIsPromise(v) || isThenable(v)) {
+      settle(v, (r) => { try { deepResolve(r, depth, seen, done, fail); } catch (e) { fail(e); } }, fail);
+      return;
+    }
+    if (typeof v !== "object" || v === null || depth > MAX_DEPTH || call(SetHas, seen, v)) { done(v); return; }
     const proto = ObjectGetProto(v);
     const plainArray = ArrayIsArray(v);
-    if (!plainArray && proto !== Object.prototype && proto !== null) return v;
-    seen.add(v);
+    if (!plainArray && proto !== ObjectProto && proto !== null) { done(v); return; }
+    call(SetAdd, seen, v);
     const keys = plainArray ? null : ObjectKeys(v);
     const n = plainArray ? v.length : keys.length;
-    let copy = null;
-    const waits = [];
+    const vals = newArray();
+    let changed = false, waiting = 1, failed = false;
+    function one() {
+      if (--waiting !== 0 || failed) return;
+      if (!changed) { done(v); return; }
+      // The copy has no prototype; it is only rendered.
+      const copy = plainArray ? newArray() : { __proto__: null };
+      for (let i = 0; i < n; i++) {
+        const k = plainArray ? i : keys[i];
+        if (i < MAX_ITEMS) { copy[k] = vals[i]; continue; }
+        try { copy[k] = v[k]; } catch (_) { break; }
+      }
+      done(copy);
+    }
+    function bad(e) { if (!failed) { failed = true; fail(e); } }
     for (let i = 0; i < n && i < MAX_ITEMS; i++) {
       const k = plainArray ? i : keys[i];
       let item;
-      try { item = v[k]; } catch (_) { continue; }
-      const r = deepResolve(item, depth + 1, seen);
-      if (r !== item || isThenable(r)) {
-        if (copy === null) copy = plainArray ? v.slice() : Object.assign({}, v);
-        if (isThenable(r)) waits.push(PromiseResolve(r).then((x) => { copy[k] = x; }));
-        else copy[k] = r;
-      }
+      try { item = v[k]; } catch (e) { item = "[getter threw: " + safeText(e) + "]"; changed = true; }
+      vals[i] = item;
+      waiting++;
+      deepResolve(item, depth + 1, seen, (r) => {
+        if (r !== item) { vals[i] = r; changed = true; }
+        one();
+      }, bad);
     }
-    if (copy === null) return v;
-    return waits.length ? PromiseCtor.all(waits).then(() => copy) : copy;
+    one();
   }
 
+  // ---- per-eval control ---------------------------------------------------
   if (typeof repoHint === "string" && repoHint) define("repoHint", repoHint);
   let perEvalO = null;
   const control = {
+    __proto__: null,
     // Refresh the managed globals; returns the names that could not be
     // refreshed (the context is then poisoned and must be replaced).
     beginEval() {
       const bad = [];
-      for (const [name, value] of managed) {
-        if (name === "o") continue;
-        try { ObjectDefine(G, name, { value, writable: true, configurable: true, enumerable: false }); } catch (_) { bad.push(name); }
+      for (let i = 0; i < managedNames.length; i++) {
+        const name = managedNames[i];
+        if (!ReflectDefine(G, name, dataDesc(managedValues[i]))) bad[bad.length] = name;
       }
       perEvalO = {};
-      try { ObjectDefine(G, "o", { value: perEvalO, writable: true, configurable: true, enumerable: false }); } catch (_) { bad.push("o"); }
+      if (!ReflectDefine(G, "o", dataDesc(perEvalO))) bad[bad.length] = "o";
+      // QuickJS settles every evaluation with a plain { value } object, so a
+      // `then` on Object.prototype would hijack every later result.
+      if (ObjectGetOwnDesc(ObjectProto, "then") !== undefined) bad[bad.length] = "Object.prototype.then";
       return bad;
     },
-    // `completion` is what the async global eval resolves with: { value }.
+    // `completion` is the promise of the async global eval; it fulfils with
+    // { value }. Returns a promise of { json, text } (no prototype, so a
+    // script's Object.prototype.then cannot intercept it).
     finish(completion) {
-      return PromiseResolve(completion).then((c) => {
-        let v = c !== null && typeof c === "object" ? c.value : c;
-        if (v === undefined) v = G.o;
-        return deepResolve(v, 0, new SetCtor());
-      }).then((v) => {
-        let json = null;
-        try {
-          json = JSONStringify(toData(v, 0, new SetCtor(), { n: 0 }));
-        } catch (_) { json = null; }
-        return { json: typeof json === "string" ? json : null, text: str(v) };
+      return new PromiseCtor((resolve, reject) => {
+        settle(completion, (c) => {
+          try {
+            let v = c !== null && typeof c === "object" ? c.value : c;
+            if (v === undefined) v = G.o;
+            // Like an async function's return value: a `then` getter that
+            // throws rejects, a `then` method is followed.
+            if (!nativeIsPromise(v) && ((typeof v === "object" && v !== null) || typeof v === "function")) {
+              const then = v.then;
+              if (typeof then === "function") v = new PromiseCtor((resolve) => resolve(v));
+            }
+            deepResolve(v, 0, new SetCtor(), (r) => {
+              let json = null;
+              try { json = JSONStringify(render(r)); } catch (_) { json = null; }
+              resolve({ __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(str(r)) });
+            }, reject);
+          } catch (e) {
+            reject(e);
+          }
+        }, reject);
       });
     },
     complete(id, ok, payload, kind) {
-      const p = pending.get(id);
+      const p = call(MapGet, pending, id);
       if (!p) return;
-      pending.delete(id);
+      call(MapDelete, pending, id);
       if (ok) {
         let v;
         try { v = JSONParse(payload); } catch (e) {
@@ -483,23 +612,30 @@
       }
     },
     fireTimer(id) {
-      const t = timers.get(id);
+      const t = call(MapGet, timers, id);
       if (!t) return;
-      if (t.repeat) nativeSetTimer(id, t.ms); else timers.delete(id);
+      if (t.repeat) nativeSetTimer(id, t.ms); else call(MapDelete, timers, id);
       try {
-        t.fn(...t.args);
+        ReflectApply(t.fn, undefined, t.args);
       } catch (e) {
         const d = describeError(e);
-        nativeWrite(2, "Uncaught exception in timer callback: " + d.name + ": " + d.message + "\n");
+        write(2, "Uncaught exception in timer callback: " + d.name + ": " + d.message + "\n");
       }
     },
     endEval() {
-      for (const id of timers.keys()) nativeClearTimer(id);
-      timers.clear();
+      const it = call(MapKeys, timers);
+      for (;;) {
+        const r = call(MapIterNext, it);
+        if (r.done) break;
+        nativeClearTimer(r.value);
+      }
+      call(MapClear, timers);
       // Calls still pending are the host's to abort and report.
-      pending.clear();
+      call(MapClear, pending);
     },
     describeError,
   };
+  builtinNames = new SetCtor(ObjectGetOwnNames(G));
+  call(SetAdd, builtinNames, "o");
   return control;
 })

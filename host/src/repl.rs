@@ -569,6 +569,7 @@ impl Repl {
                 Fault::OutOfFuel => ("RangeError", format!("{why}; the context was reset")),
                 Fault::StackOverflow => ("RangeError", format!("{why}; the context was reset")),
                 Fault::OutOfMemory => ("RangeError", format!("{why}; the context was reset")),
+                Fault::HeapExhausted => ("InternalError", format!("{why}; the context was reset")),
                 Fault::Trap(_) => ("InternalError", format!("{why}; the context was reset")),
                 Fault::Tampered(_) => (
                     "PoisonedContext",

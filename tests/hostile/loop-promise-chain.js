@@ -2,7 +2,6 @@
 // expect: error /out of memory/
 // expect-reset: allowed
 // timeout: 10000
-// known-bug: an out-of-memory exception is reported as 'Error: Uncaught null' (the guest throws null when it cannot allocate the error)
 
 let p = Promise.resolve(0)
 for (let i = 0; i < 1e6; i++) p = p.then(x => x + 1)

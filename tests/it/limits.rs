@@ -42,6 +42,41 @@ async fn deep_recursion_throws_a_catchable_range_error() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn native_recursion_is_a_range_error_even_with_a_huge_js_stack_limit() {
+    // The QuickJS stack limit is clamped so that it is always reached before
+    // the engine's native stack: deep C recursion (JSON) stays catchable.
+    let mut r = TestSandbox::new().sandbox_options(|o| o.js_stack_limit = u32::MAX).build().await;
+    ev(&mut r, "let kept = 'k'").await;
+    for code in [
+        "JSON.parse('['.repeat(1e6))",
+        "let v = {}; for (let i = 0; i < 1e5; i++) v = { v }; JSON.stringify(v).length",
+        "function f(n) { return f(n + 1) + 1 } f(0)",
+    ] {
+        let res = ev(&mut r, code).await;
+        let (name, msg) = err(&res);
+        assert_eq!(name, "RangeError", "{code}: {msg}");
+        assert!(res.context_reset.is_none(), "{code}: {:?}", res.context_reset);
+    }
+    assert_eq!(ok(&ev(&mut r, "kept").await), json!("k"));
+    // The default limit is not clamped.
+    assert!(wrepl::runtime::SandboxOptions::default().js_stack_limit <= wrepl::runtime::MAX_JS_STACK_LIMIT);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_exhausted_heap_resets_the_context_and_says_so() {
+    let mut r = TestSandbox::new().build().await;
+    ev(&mut r, "let kept = 'k'").await;
+    let res = ev(&mut r, "const m = new Map(); for (let i = 0; ; i++) m.set(i, { i })").await;
+    let (name, msg) = err(&res);
+    assert_eq!(name, "InternalError", "{msg}");
+    assert!(msg.contains("out of memory"), "{msg}");
+    assert!(res.context_reset.as_deref().is_some_and(|r| r.contains("out of memory")), "{:?}", res.context_reset);
+    // A fresh context: the old variables are gone, evaluation works.
+    assert_eq!(ok(&ev(&mut r, "typeof kept").await), json!("undefined"));
+    assert_eq!(ok(&ev(&mut r, "1 + 1").await), json!(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn console_budget_truncates_once() {
     let mut r = TestSandbox::new().build().await;
     let res =

@@ -17,6 +17,13 @@ use super::RuntimeError;
 /// The guest component, built from `guest-js/` (see `just guest`).
 pub static GUEST_COMPONENT: &[u8] = include_bytes!("../../../guest-js/dist/wrepl-guest.wasm");
 
+/// Native wasm stack of a guest (wasmtime `max_wasm_stack`).
+const MAX_WASM_STACK: usize = 16 << 20;
+
+/// The largest QuickJS stack limit a sandbox may set (1/64 of the native
+/// stack, and well inside the guest's 1 MiB shadow stack).
+pub const MAX_JS_STACK_LIMIT: u32 = (MAX_WASM_STACK / 64) as u32;
+
 /// Engine-wide settings.
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
@@ -103,10 +110,15 @@ impl SandboxEngine {
         c.epoch_interruption(true);
         c.consume_fuel(options.fuel);
         c.cranelift_opt_level(OptLevel::Speed);
-        // QuickJS checks its own (shadow) stack limit; the native stack must be
-        // deep enough that QuickJS's limit is hit first (a catchable RangeError).
-        c.max_wasm_stack(2 << 20);
-        c.async_stack_size(4 << 20);
+        // QuickJS checks its own limit on the guest's shadow stack (in linear
+        // memory); the native wasm stack must be deep enough that this limit is
+        // always hit first, so deep recursion is a catchable RangeError and not
+        // a trap. Native frames per shadow byte vary a lot by C function (deep
+        // JSON.stringify needs over 16 native bytes per shadow byte), so the
+        // native stack is 64x the largest QuickJS limit. Fibers also run host
+        // calls, hence the extra async stack.
+        c.max_wasm_stack(MAX_WASM_STACK);
+        c.async_stack_size(MAX_WASM_STACK + (2 << 20));
         if options.pool_slots > 0 {
             let mut p = PoolingAllocationConfig::default();
             let n = options.pool_slots;

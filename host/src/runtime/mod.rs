@@ -10,7 +10,7 @@ mod tape;
 
 pub use budget::{Budget, CancelToken, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
-pub use engine::{EngineOptions, SandboxEngine};
+pub use engine::{EngineOptions, SandboxEngine, MAX_JS_STACK_LIMIT};
 pub use host::{
     Ambient, CallFailure, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS,
 };
@@ -69,7 +69,9 @@ pub struct ToolBinding {
 pub struct SandboxOptions {
     /// QuickJS heap limit in bytes (default 64 MiB).
     pub js_memory_limit: u64,
-    /// QuickJS stack limit in bytes (default 256 KiB).
+    /// QuickJS stack limit in bytes (default 256 KiB, at most
+    /// [`MAX_JS_STACK_LIMIT`]: larger values are clamped so that QuickJS's
+    /// catchable RangeError comes before the engine's native stack runs out).
     pub js_stack_limit: u32,
     /// Tools installed as globals.
     pub tools: Vec<ToolBinding>,
@@ -141,6 +143,9 @@ pub enum Fault {
     StackOverflow,
     /// The guest ran out of linear memory (the host cap was reached).
     OutOfMemory,
+    /// The JavaScript heap was exhausted to the point where even small
+    /// allocations failed; the context is not trusted after that.
+    HeapExhausted,
     /// Managed globals were made non-configurable or otherwise tampered with.
     Tampered(String),
     /// Any other trap.
@@ -154,6 +159,7 @@ impl std::fmt::Display for Fault {
             Fault::OutOfFuel => f.write_str("the instruction (fuel) budget was exhausted"),
             Fault::StackOverflow => f.write_str("the guest's native stack was exhausted"),
             Fault::OutOfMemory => f.write_str("the guest ran out of memory (linear memory cap reached)"),
+            Fault::HeapExhausted => f.write_str("out of memory: the script exhausted the JavaScript heap"),
             Fault::Tampered(names) => write!(f, "managed globals were tampered with and cannot be refreshed ({names})"),
             Fault::Trap(m) => write!(f, "the guest trapped: {m}"),
         }
@@ -222,7 +228,7 @@ impl Sandbox {
             .map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
         let config = types::Config {
             memory_limit: options.js_memory_limit,
-            stack_limit: options.js_stack_limit,
+            stack_limit: options.js_stack_limit.min(MAX_JS_STACK_LIMIT),
             tools: options
                 .tools
                 .iter()
@@ -271,6 +277,15 @@ impl Sandbox {
                 self.poisoned = Some(fault.clone());
                 let mut r = EvalReport::fault_only(fault);
                 r.console = console;
+                r
+            }
+            Ok(outcome) if outcome.heap_exhausted => {
+                // The guest stopped running JavaScript in that context: it is
+                // replaced, and the report says so.
+                self.poisoned = Some(Fault::HeapExhausted);
+                let mut r = EvalReport::from_outcome(outcome, stop, console, abandoned, script_time, wall_time);
+                r.fault = Some(Fault::HeapExhausted);
+                r.replay = replay;
                 r
             }
             Ok(outcome) => {

@@ -93,7 +93,9 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
         return Err(ScriptRejected::TooLarge { len: code.len(), limit: limits.max_bytes });
     }
     // Fast path: nothing to rewrite and nothing that could load a module.
-    if !mentions_any(code, &["let", "const", "class", "import", "export", "require"]) {
+    // A backslash may spell any of these words with unicode escapes
+    // (`\u0072equire`), so such code always takes the parser path.
+    if !mentions_any(code, &["let", "const", "class", "import", "export", "require", "\\"]) {
         return Ok(code.to_string());
     }
     check_nesting(code, limits.max_nesting)?;
@@ -381,12 +383,16 @@ mod tests {
             "const fs = require('fs')",
             "function f() { return require('child_process') }",
             "import.meta.url",
+            "\\u0072equire('fs')",
+            "x = 1; \\u0072equ\\u0069re('fs')",
         ] {
             match p(code) {
                 Err(ScriptRejected::Sealed { .. }) => {}
                 other => panic!("{code:?} should be sealed, got {other:?}"),
             }
         }
+        // An escaped keyword is a syntax error, not a way around the seal.
+        assert!(p("\\u{69}mport('x')").is_err());
         // The word alone is fine.
         assert!(p("const s = 'import x from y; require(z)'; s").is_ok());
         assert!(p("let imports = 1, required = 2").is_ok());
