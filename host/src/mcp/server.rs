@@ -153,8 +153,6 @@ struct AsyncBook {
 
 struct ConnState {
     repl: Option<Repl>,
-    /// Registered tools (names, descriptions, schemas) as last listed.
-    registered: Vec<crate::runtime::RegisteredTool>,
 }
 
 /// One MCP connection's state.
@@ -220,7 +218,7 @@ impl WreplServer {
             peer: Mutex::new(None),
             progress: Mutex::new(None),
             progress_tx,
-            state: tokio::sync::Mutex::new(ConnState { repl: None, registered: Vec::new() }),
+            state: tokio::sync::Mutex::new(ConnState { repl: None }),
             registered: Mutex::new(Vec::new()),
             book: Mutex::new(AsyncBook::default()),
             queue,
@@ -458,8 +456,7 @@ impl Connection {
             });
             let repl = Repl::with_engine(self.options.engine.clone(), options).await?;
             restore = repl.restore_report().cloned();
-            state.registered = repl.registered_tools();
-            *lock(&self.registered) = state.registered.clone();
+            *lock(&self.registered) = repl.registered_tools();
             state.repl = Some(repl);
         }
         Ok((state.repl.as_mut().expect("built above"), restore))
