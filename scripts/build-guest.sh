@@ -10,6 +10,10 @@ if [ -z "$WASM_TOOLS" ] || ! "$WASM_TOOLS" --version | grep -q " $WASM_TOOLS_VER
   echo "build-guest: wasm-tools $WASM_TOOLS_VERSION is required (scripts/install-guest-toolchain.sh installs it)" >&2
   exit 1
 fi
+# The host toolchain (rustup's cargo) builds the snapshot step; remember it
+# before PATH puts Debian's toolchain first.
+HOST_CARGO=${HOST_CARGO:-$CARGO_HOME/bin/cargo}
+[ -x "$HOST_CARGO" ] || HOST_CARGO=$(command -v cargo)
 cd "$ROOT/guest-js"
 # Debian's Rust 1.96 with its own std source; paths are remapped so the bytes
 # do not depend on where the checkout or the cargo home live.
@@ -20,8 +24,13 @@ export CFLAGS_wasm32_unknown_unknown="-ffile-prefix-map=$ROOT=/wrepl -ffile-pref
 export SOURCE_DATE_EPOCH=0
 unset CARGO_BUILD_TARGET_DIR CARGO_TARGET_DIR
 /usr/bin/cargo build --release --locked --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort
+# Pre-initialise: boot QuickJS and the prelude at build time (wasmtime-wizer),
+# so a sandbox starts from a copy-on-write image of the booted heap.
+(cd "$ROOT" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS PATH="$CARGO_HOME/bin:$PATH" \
+  "$HOST_CARGO" run --locked --quiet -p wrepl-snapshot -- \
+  guest-js/target/wasm32-unknown-unknown/release/wrepl_guest.wasm guest-js/target/wrepl_guest.snapshot.wasm)
 mkdir -p dist
-"$WASM_TOOLS" component new target/wasm32-unknown-unknown/release/wrepl_guest.wasm -o dist/wrepl-guest.wasm
+"$WASM_TOOLS" component new target/wrepl_guest.snapshot.wasm -o dist/wrepl-guest.wasm
 "$WASM_TOOLS" validate dist/wrepl-guest.wasm
 # The component must import nothing but the wrepl:sandbox interfaces (no WASI).
 if "$WASM_TOOLS" component wit dist/wrepl-guest.wasm | grep -E '^\s*import ' | grep -v 'wrepl:sandbox/' ; then

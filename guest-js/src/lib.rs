@@ -23,13 +23,27 @@ use wrepl::sandbox::types::{Completion, Config, ConsoleStream as Stream, EvalOut
 /// object the Rust side drives.
 const PRELUDE: &str = include_str!("prelude.js");
 
+/// QuickJS stack limit while booting (bytes).
+const BOOT_STACK_LIMIT: usize = 256 << 10;
+
 /// Message used wherever a module load is attempted.
 const SEALED: &str = "modules are not available in the wrepl sealed sandbox: import/require cannot load anything; use the provided globals (tools, console, timers) instead";
 
+/// Fields drop in order: the JavaScript values before the context, the
+/// context before the runtime.
 struct Js {
-    rt: Runtime,
+    stage: Stage,
     ctx: Context,
-    control: Persistent<Object<'static>>,
+    rt: Runtime,
+}
+
+/// How far a runtime got: booted (the same for every sandbox, and what a
+/// pre-initialised snapshot of the guest holds) or configured by `init`.
+enum Stage {
+    /// The prelude ran; `configure(tools, repoHint)` installs one sandbox's tools.
+    Booted(Persistent<Function<'static>>),
+    /// `init` ran: the control object that drives each evaluation.
+    Ready(Persistent<Object<'static>>),
 }
 
 thread_local! {
@@ -39,6 +53,8 @@ thread_local! {
     /// Latched when the JavaScript heap is exhausted (see [`HeapLimit`]);
     /// never cleared: the context is unusable from then on.
     static HEAP_EXHAUSTED: Cell<bool> = const { Cell::new(false) };
+    /// The JavaScript heap limit in bytes, set by `init` (unlimited while booting).
+    static HEAP_LIMIT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
 /// A refused allocation smaller than this means the heap is full to the
@@ -56,12 +72,11 @@ const ALLOC_OVERHEAD: usize = 8;
 struct HeapLimit {
     inner: RustAllocator,
     used: usize,
-    limit: usize,
 }
 
 impl HeapLimit {
     fn admit(&mut self, extra: usize) -> bool {
-        if self.used.saturating_add(extra) <= self.limit {
+        if self.used.saturating_add(extra) <= HEAP_LIMIT.with(|l| l.get()) {
             return true;
         }
         if extra < EXHAUSTED_BELOW {
@@ -226,26 +241,128 @@ fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     )?;
     native.set("unregisterTool", Function::new(ctx.clone(), |name: String| host::unregister_tool(&name))?)?;
     native.set("isPromise", Function::new(ctx.clone(), |v: Value<'_>| v.is_promise())?)?;
+    native.set("staleManaged", Function::new(ctx.clone(), stale_managed)?)?;
     native.set("sealed", SEALED)?;
     Ok(native)
 }
 
-fn init(config: Config) -> Result<(), String> {
+/// Create the runtime, its context and the managed globals: everything that
+/// is the same for every sandbox. Runs either in `init` or, ahead of time, in
+/// [`wizer_initialize`] when the guest is pre-initialised into a snapshot.
+fn boot() -> Result<Js, String> {
     // The heap limit is enforced by the allocator, not by QuickJS (whose own
     // limit stays off), so an exhausted heap can be recognised.
-    let limit = match config.memory_limit {
-        0 => usize::MAX,
-        n => n.min(usize::MAX as u64) as usize,
-    };
-    let rt = Runtime::new_with_alloc(HeapLimit { inner: RustAllocator, used: 0, limit })
+    let rt = Runtime::new_with_alloc(HeapLimit { inner: RustAllocator, used: 0 })
         .map_err(|e| format!("cannot create the QuickJS runtime: {e}"))?;
-    rt.set_max_stack_size(config.stack_limit as usize);
+    // `init` sets the sandbox's own stack limit; this one only has to fit
+    // the prelude, well inside the guest's 1 MiB shadow stack.
+    rt.set_max_stack_size(BOOT_STACK_LIMIT);
     rt.set_interrupt_handler(Some(Box::new(interrupted)));
     rt.set_loader(Sealed, Sealed);
     let ctx = Context::full(&rt).map_err(|e| format!("cannot create the QuickJS context: {e}"))?;
-    let control = ctx.with(|ctx| -> Result<Persistent<Object<'static>>, String> {
-        let setup = || -> rquickjs::Result<Object<'_>> {
+    let configure = ctx.with(|ctx| -> Result<Persistent<Function<'static>>, String> {
+        let setup = || -> rquickjs::Result<Function<'_>> {
             let native = install_natives(&ctx)?;
+            let f: Function = ctx.eval(PRELUDE)?;
+            f.call((native,))
+        };
+        let configure = setup().catch(&ctx).map_err(|e| format!("prelude failed: {e}"))?;
+        Ok(Persistent::save(&ctx, configure))
+    })?;
+    // Leave no garbage from the prelude in the snapshot.
+    rt.run_gc();
+    Ok(Js { stage: Stage::Booted(configure), ctx, rt })
+}
+
+/// Pre-initialisation entry point for the build's snapshot step (wizer): boots
+/// the runtime so that instantiating the snapshot starts from a ready heap.
+/// Calls no import but the clock, the interrupt poll and, to report a failed
+/// boot, the console. The snapshot step removes this export again.
+#[export_name = "wizer-initialize"]
+pub extern "C" fn wizer_initialize() {
+    let js = boot().unwrap_or_else(|e| {
+        let msg = format!("wrepl guest boot failed: {e}\n");
+        host::console_write(Stream::Stderr, &msg);
+        panic!("{msg}")
+    });
+    JS.with(|slot| *slot.borrow_mut() = Some(js));
+}
+
+/// Indices of the managed globals (`names[i]` should hold `values[i]`) that
+/// are no longer own, writable, configurable, non-enumerable data properties
+/// of the global object holding exactly that value. Reads the properties
+/// without creating descriptor objects or running any script code (the
+/// global object is ordinary), so refreshing intact globals costs nothing.
+fn stale_managed<'js>(
+    ctx: Ctx<'js>,
+    names: rquickjs::Array<'js>,
+    values: rquickjs::Array<'js>,
+) -> rquickjs::Result<Vec<u32>> {
+    use rquickjs::qjs;
+    const FLAGS: u32 =
+        qjs::JS_PROP_GETSET | qjs::JS_PROP_ENUMERABLE | qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE;
+    const WANT: u32 = qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE;
+    let global = ctx.globals();
+    let raw = ctx.as_raw().as_ptr();
+    let mut stale = Vec::new();
+    for i in 0..names.len() {
+        let name: Value = names.get(i)?;
+        let value: Value = values.get(i)?;
+        // SAFETY: `raw` is this context; `name` is alive for the call.
+        let atom = unsafe { qjs::JS_ValueToAtom(raw, name.as_raw()) };
+        if atom == qjs::JS_ATOM_NULL {
+            return Err(rquickjs::Error::Exception);
+        }
+        let mut desc = std::mem::MaybeUninit::<qjs::JSPropertyDescriptor>::uninit();
+        // SAFETY: as above; `desc` is written when the property exists (1).
+        let found = unsafe { qjs::JS_GetOwnProperty(raw, desc.as_mut_ptr(), global.as_raw(), atom) };
+        // SAFETY: the atom was created above and is released once.
+        unsafe { qjs::JS_FreeAtom(raw, atom) };
+        match found {
+            1 => {
+                // SAFETY: `JS_GetOwnProperty` filled it; its values are owned here.
+                let d = unsafe { desc.assume_init() };
+                let intact = (d.flags as u32 & FLAGS) == WANT
+                    // SAFETY: both values are alive.
+                    && unsafe { qjs::JS_IsStrictEqual(raw, d.value, value.as_raw()) };
+                // SAFETY: releases the references the descriptor holds.
+                unsafe {
+                    qjs::JS_FreeValue(raw, d.value);
+                    qjs::JS_FreeValue(raw, d.getter);
+                    qjs::JS_FreeValue(raw, d.setter);
+                }
+                if !intact {
+                    stale.push(i as u32);
+                }
+            }
+            0 => stale.push(i as u32),
+            _ => return Err(rquickjs::Error::Exception),
+        }
+    }
+    Ok(stale)
+}
+
+fn init(config: Config) -> Result<(), String> {
+    let mut js = match JS.with(|js| js.borrow_mut().take()) {
+        Some(js) => js,
+        None => boot()?,
+    };
+    let configure = match &js.stage {
+        Stage::Booted(f) => f.clone(),
+        Stage::Ready(_) => {
+            JS.with(|slot| *slot.borrow_mut() = Some(js));
+            return Err("the sandbox is already initialised".into());
+        }
+    };
+    HEAP_LIMIT.with(|l| {
+        l.set(match config.memory_limit {
+            0 => usize::MAX,
+            n => n.min(usize::MAX as u64) as usize,
+        })
+    });
+    js.rt.set_max_stack_size(config.stack_limit as usize);
+    let control = js.ctx.with(|ctx| -> Result<Persistent<Object<'static>>, String> {
+        let setup = || -> rquickjs::Result<Object<'_>> {
             let tools = rquickjs::Array::new(ctx.clone())?;
             for (i, t) in config.tools.iter().enumerate() {
                 let b = Object::new(ctx.clone())?;
@@ -253,13 +370,13 @@ fn init(config: Config) -> Result<(), String> {
                 b.set("global", t.global.as_str())?;
                 tools.set(i, b)?;
             }
-            let f: Function = ctx.eval(PRELUDE)?;
-            f.call((native, tools, config.repo_hint.as_str()))
+            configure.restore(&ctx)?.call((tools, config.repo_hint.as_str()))
         };
-        let control = setup().catch(&ctx).map_err(|e| format!("prelude failed: {e}"))?;
+        let control = setup().catch(&ctx).map_err(|e| format!("sandbox setup failed: {e}"))?;
         Ok(Persistent::save(&ctx, control))
     })?;
-    JS.with(|js| *js.borrow_mut() = Some(Js { rt, ctx, control }));
+    js.stage = Stage::Ready(control);
+    JS.with(|slot| *slot.borrow_mut() = Some(js));
     Ok(())
 }
 
@@ -372,10 +489,30 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
         o
     };
     let outcome = (|| {
-        let started = ctx
-            .eval_with_options::<Value, _>(script, opts)
-            .and_then(|p| call("finish").and_then(|f| f.call::<_, Promise>((p,))))
-            .catch(ctx);
+        let evaluated = ctx.eval_with_options::<Value, _>(script, opts).catch(ctx);
+        // Fast path: the script finished synchronously with a primitive
+        // value (nothing to await or deep-resolve). Its queued jobs still
+        // run first, as on the general path.
+        if let Ok(v) = &evaluated {
+            if let Some(value) = settled_primitive(v) {
+                run_jobs(ctx);
+                if interrupted() {
+                    return interrupted_outcome();
+                }
+                if heap_exhausted() {
+                    return exhausted_outcome();
+                }
+                return match call("renderValue").and_then(|f| f.call::<_, Object>((value,))).catch(ctx) {
+                    Ok(o) => EvalOutcome {
+                        value_json: o.get::<_, Option<String>>("json").ok().flatten(),
+                        text: o.get("text").unwrap_or_default(),
+                        ..base_outcome()
+                    },
+                    Err(e) => failure(|| js_error(ctx, control, e)),
+                };
+            }
+        }
+        let started = evaluated.and_then(|p| call("finish").and_then(|f| f.call::<_, Promise>((p,))).catch(ctx));
         let promise = match started {
             Ok(p) => p,
             Err(e) => {
@@ -465,13 +602,24 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
     outcome
 }
 
+/// The value of an evaluation's promise when it is already fulfilled with a
+/// primitive other than `undefined` (which stands for the per-eval `o`).
+/// QuickJS fulfils it with a plain `{ value }` object of its own.
+fn settled_primitive<'js>(evaluated: &Value<'js>) -> Option<Value<'js>> {
+    let promise = evaluated.as_promise()?;
+    if promise.state() != PromiseState::Resolved {
+        return None;
+    }
+    let completion: Object = promise.result::<Object>()?.ok()?;
+    let value: Value = completion.get("value").ok()?;
+    let primitive = !(value.is_object() || value.is_function() || value.is_undefined());
+    primitive.then_some(value)
+}
+
 struct Component;
 
 impl Guest for Component {
     fn init(config: Config) -> Result<(), String> {
-        if JS.with(|js| js.borrow().is_some()) {
-            return Err("the sandbox is already initialised".into());
-        }
         init(config)
     }
 
@@ -479,12 +627,11 @@ impl Guest for Component {
         INTERRUPTED.with(|i| i.set(false));
         JS.with(|js| {
             let js = js.borrow();
-            let Some(js) = js.as_ref() else {
+            let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(control) }) = js.as_ref() else {
                 return outcome_of(internal_error("the sandbox was not initialised".into()));
             };
-            let _keep_runtime_alive = &js.rt;
-            js.ctx.with(|ctx| {
-                let control = match js.control.clone().restore(&ctx) {
+            ctx.with(|ctx| {
+                let control = match control.clone().restore(&ctx) {
                     Ok(c) => c,
                     Err(e) => return outcome_of(internal_error(format!("sandbox control object lost: {e}"))),
                 };

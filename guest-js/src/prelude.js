@@ -1,8 +1,9 @@
 // wrepl managed globals. Evaluated once per runtime; the completion value is a
-// function the Rust side calls with the native bridge and the tool list. It
+// function the Rust side calls with the native bridge. That returns
+// `configure(tools, repoHint)`, which installs one sandbox's tool globals and
 // returns the control object that drives each evaluation. Nothing here is
 // trusted by the host: every import re-validates what it receives.
-(function (native, tools, repoHint) {
+(function (native) {
   "use strict";
   const G = globalThis;
   const ObjectKeys = Object.keys;
@@ -23,6 +24,7 @@
   const nativeWrite = native.write;
   const SEALED = native.sealed;
   const nativeIsPromise = native.isPromise;
+  const nativeStaleManaged = native.staleManaged;
   // Intrinsics captured before any script runs: rendering, the result
   // pipeline and the timer/call plumbing never consult the realm's
   // (script-replaceable) built-ins, prototypes or species.
@@ -358,93 +360,24 @@
     e.kind = kind;
     return e;
   }
-  const wired = new SetCtor();
-  for (const t of tools) {
-    const wire = t.name;
-    wired.add(wire);
-    if (t.global.startsWith("__wrepl_")) continue;
-    const fn = { [t.global]: function (input) { return callTool(wire, input); } }[t.global];
-    define(t.global, fn);
-  }
-
-  // ---- shorthands: the same dispatcher as the full-name wrappers ----------
-  function opts(o) { return o !== null && typeof o === "object" ? o : {}; }
-  function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
-  define("shQuote", shQuote);
-  if (wired.has("Bash")) {
-    define("sh", async function sh(command, options) {
-      const r = await callTool("Bash", ObjectAssign({}, opts(options), { command: StringCtor(command) }));
-      if (r.exitCode !== 0) {
-        const why = r.exitCode === null ? "was killed by signal " + r.signal : "exited with code " + r.exitCode;
-        const detail = (r.stderr || r.stdout || "").trim().slice(-2000);
-        const e = new ErrorCtor("the command " + why + (detail ? ": " + detail : ""));
-        e.name = "ShellError";
-        e.exitCode = r.exitCode; e.signal = r.signal; e.stdout = r.stdout; e.stderr = r.stderr;
-        throw e;
-      }
-      return r.stdout;
-    });
-  }
-  if (wired.has("Read")) {
-    define("cat", async function cat(path, options) {
-      const r = await callTool("Read", ObjectAssign({}, opts(options), { file_path: StringCtor(path) }));
-      return typeof r.content === "string" ? r.content : r;
-    });
-  }
-  if (wired.has("Grep")) {
-    define("rg", async function rg(pattern, options) {
-      const r = await callTool("Grep", ObjectAssign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
-      return typeof r.content === "string" ? r.content : r;
-    });
-    define("rgf", async function rgf(pattern, options) {
-      const r = await callTool("Grep", ObjectAssign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
-      return ArrayIsArray(r.filenames) ? r.filenames : r;
-    });
-  }
-  if (wired.has("Glob")) {
-    define("gl", async function gl(pattern, options) {
-      const r = await callTool("Glob", ObjectAssign({}, opts(options), { pattern: StringCtor(pattern) }));
-      return ArrayIsArray(r.filenames) ? r.filenames : r;
-    });
-  }
-  if (wired.has("Write")) {
-    define("put", function put(path, text) {
-      return callTool("Write", { file_path: StringCtor(path), content: typeof text === "string" ? text : str(text) });
-    });
-  }
-  if (wired.has("Sample")) {
-    // Model sampling; the aliases are the same function (the client picks the model).
-    const haiku = async function haiku(prompt, schema) {
-      const input = { prompt: typeof prompt === "string" ? prompt : str(prompt), model: "haiku" };
-      if (schema !== undefined && schema !== null) {
-        if (typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("haiku(prompt, schema): schema must be a JSON Schema object");
-        input.schema = schema;
-      }
-      return callTool("Sample", input);
-    };
-    define("haiku", haiku);
-    define("sonnet", haiku);
-    define("opus", haiku);
-    define("fable", haiku);
-  }
-  if (wired.has("chdir")) {
-    define("chdir", function chdir(dir) { return callTool("chdir", { path: StringCtor(dir) }); });
-  }
 
   // ---- dynamic tools --------------------------------------------------------
   const nativeRegister = native.registerTool;
   const nativeUnregister = native.unregisterTool;
   const registered = new MapCtor();
   const NAME_RE = /^[a-zA-Z0-9_-]{1,111}$/;
-  // Every global that exists once the prelude is done (set at its end, so
-  // the registration API's own names are in it), and the per-eval `o`.
-  let builtinNames = null;
+  // Every global that exists once the sandbox is configured (so the
+  // registration API's own names are in it), and the per-eval `o`: the
+  // globals of the boot (captured below, once, in the pre-initialised
+  // snapshot) plus those `configure` defines.
+  let bootNames = null, configNames = null;
+  function isBuiltin(name) { return name === "o" || call(SetHas, bootNames, name) || call(SetHas, configNames, name); }
   function toolInfo(name, t) {
     return { name, wireName: "eval_registered__" + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
   }
   define("registerTool", function registerTool(name, description, schema, handler, options) {
     if (typeof name !== "string" || call(RegExpExec, NAME_RE, name) === null) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
-    if (call(SetHas, builtinNames, name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
+    if (isBuiltin(name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
     if (typeof description !== "string") throw new TypeError("registerTool: the description must be a string");
     if (typeof handler !== "function") throw new TypeError("registerTool: the handler must be a function");
     if (schema === null || typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("registerTool: the schema must be a JSON Schema object");
@@ -550,8 +483,15 @@
     one();
   }
 
+  // The result of an evaluation: JSON text of the rendered value (null when
+  // it has none) and its display text, as a prototype-less object.
+  function renderValue(r) {
+    let json = null;
+    try { json = JSONStringify(render(r)); } catch (_) { json = null; }
+    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(str(r)) };
+  }
+
   // ---- per-eval control ---------------------------------------------------
-  if (typeof repoHint === "string" && repoHint) define("repoHint", repoHint);
   let perEvalO = null;
   const control = {
     __proto__: null,
@@ -559,8 +499,10 @@
     // refreshed (the context is then poisoned and must be replaced).
     beginEval() {
       const bad = [];
-      for (let i = 0; i < managedNames.length; i++) {
-        const name = managedNames[i];
+      // Only globals a script replaced, deleted or reconfigured are redefined.
+      const stale = nativeStaleManaged(managedNames, managedValues);
+      for (let j = 0; j < stale.length; j++) {
+        const i = stale[j], name = managedNames[i];
         if (!ReflectDefine(G, name, dataDesc(managedValues[i]))) bad[bad.length] = name;
       }
       perEvalO = {};
@@ -585,17 +527,14 @@
               const then = v.then;
               if (typeof then === "function") v = new PromiseCtor((resolve) => resolve(v));
             }
-            deepResolve(v, 0, new SetCtor(), (r) => {
-              let json = null;
-              try { json = JSONStringify(render(r)); } catch (_) { json = null; }
-              resolve({ __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(str(r)) });
-            }, reject);
+            deepResolve(v, 0, new SetCtor(), (r) => resolve(renderValue(r)), reject);
           } catch (e) {
             reject(e);
           }
         }, reject);
       });
     },
+    renderValue,
     complete(id, ok, payload, kind) {
       const p = call(MapGet, pending, id);
       if (!p) return;
@@ -635,7 +574,92 @@
     },
     describeError,
   };
-  builtinNames = new SetCtor(ObjectGetOwnNames(G));
-  call(SetAdd, builtinNames, "o");
-  return control;
+
+  // ---- per-sandbox configuration ------------------------------------------
+  // Everything above is the same for every sandbox (and may be captured in a
+  // pre-initialised snapshot of the guest); this installs the tool globals
+  // and shorthands of this sandbox, once, and returns the control object.
+  bootNames = new SetCtor(ObjectGetOwnNames(G));
+  let configured = false;
+  return function configure(tools, repoHint) {
+    if (configured) throw new SandboxError("the sandbox is already configured");
+    configured = true;
+    const firstConfigured = managedNames.length;
+    const wired = new SetCtor();
+    for (const t of tools) {
+      const wire = t.name;
+      wired.add(wire);
+      if (t.global.startsWith("__wrepl_")) continue;
+      const fn = { [t.global]: function (input) { return callTool(wire, input); } }[t.global];
+      define(t.global, fn);
+    }
+
+    // ---- shorthands: the same dispatcher as the full-name wrappers ----------
+    function opts(o) { return o !== null && typeof o === "object" ? o : {}; }
+    function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
+    define("shQuote", shQuote);
+    if (wired.has("Bash")) {
+      define("sh", async function sh(command, options) {
+        const r = await callTool("Bash", ObjectAssign({}, opts(options), { command: StringCtor(command) }));
+        if (r.exitCode !== 0) {
+          const why = r.exitCode === null ? "was killed by signal " + r.signal : "exited with code " + r.exitCode;
+          const detail = (r.stderr || r.stdout || "").trim().slice(-2000);
+          const e = new ErrorCtor("the command " + why + (detail ? ": " + detail : ""));
+          e.name = "ShellError";
+          e.exitCode = r.exitCode; e.signal = r.signal; e.stdout = r.stdout; e.stderr = r.stderr;
+          throw e;
+        }
+        return r.stdout;
+      });
+    }
+    if (wired.has("Read")) {
+      define("cat", async function cat(path, options) {
+        const r = await callTool("Read", ObjectAssign({}, opts(options), { file_path: StringCtor(path) }));
+        return typeof r.content === "string" ? r.content : r;
+      });
+    }
+    if (wired.has("Grep")) {
+      define("rg", async function rg(pattern, options) {
+        const r = await callTool("Grep", ObjectAssign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
+        return typeof r.content === "string" ? r.content : r;
+      });
+      define("rgf", async function rgf(pattern, options) {
+        const r = await callTool("Grep", ObjectAssign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
+        return ArrayIsArray(r.filenames) ? r.filenames : r;
+      });
+    }
+    if (wired.has("Glob")) {
+      define("gl", async function gl(pattern, options) {
+        const r = await callTool("Glob", ObjectAssign({}, opts(options), { pattern: StringCtor(pattern) }));
+        return ArrayIsArray(r.filenames) ? r.filenames : r;
+      });
+    }
+    if (wired.has("Write")) {
+      define("put", function put(path, text) {
+        return callTool("Write", { file_path: StringCtor(path), content: typeof text === "string" ? text : str(text) });
+      });
+    }
+    if (wired.has("Sample")) {
+      // Model sampling; the aliases are the same function (the client picks the model).
+      const haiku = async function haiku(prompt, schema) {
+        const input = { prompt: typeof prompt === "string" ? prompt : str(prompt), model: "haiku" };
+        if (schema !== undefined && schema !== null) {
+          if (typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("haiku(prompt, schema): schema must be a JSON Schema object");
+          input.schema = schema;
+        }
+        return callTool("Sample", input);
+      };
+      define("haiku", haiku);
+      define("sonnet", haiku);
+      define("opus", haiku);
+      define("fable", haiku);
+    }
+    if (wired.has("chdir")) {
+      define("chdir", function chdir(dir) { return callTool("chdir", { path: StringCtor(dir) }); });
+    }
+    if (typeof repoHint === "string" && repoHint) define("repoHint", repoHint);
+    configNames = new SetCtor();
+    for (let i = firstConfigured; i < managedNames.length; i++) call(SetAdd, configNames, managedNames[i]);
+    return control;
+  };
 })

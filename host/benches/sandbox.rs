@@ -1,10 +1,12 @@
-//! Criterion benchmarks of the sandbox core: cold context, warm eval and the
-//! host-call round trip (through the WIT boundary and the promise bridge).
+//! Criterion benchmarks of the sandbox core: cold context, warm eval, the
+//! host-call round trip (through the WIT boundary and the promise bridge) and
+//! restoring a recorded session by replay.
 
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use wrepl::repl::{EvalOptions, Repl, ReplOptions};
+use wrepl::repl::{EvalOptions, Repl, ReplOptions, SessionConfig};
+use wrepl::replay::store::{LogStore, SqliteStore};
 use wrepl::runtime::{CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, ToolBinding};
 
 /// `t`: echo the input on the next poll.
@@ -63,6 +65,36 @@ fn benches(c: &mut Criterion) {
                 ))
                 .unwrap();
             assert_eq!(res.result, Some(serde_json::json!(499500)));
+        })
+    });
+    group.finish();
+
+    // 1,000 recorded blocks of 10 calls each, restored by replay (target:
+    // at most 200 ms): every block is evaluated again with its calls answered
+    // from the log.
+    let store: Arc<dyn LogStore> = Arc::new(SqliteStore::in_memory().unwrap());
+    let session = |store: &Arc<dyn LogStore>| {
+        let mut o = options();
+        o.session = Some(SessionConfig { name: "bench".into(), store: store.clone(), boundary: "main".into() });
+        o
+    };
+    rt.block_on(async {
+        let mut r = Repl::with_engine(engine.clone(), session(&store)).await.unwrap();
+        for b in 0..1000 {
+            let code = format!(
+                "(async () => {{ let s = {b}; for (let i = 0; i < 10; i++) {{ s += (await t({{i}})).i }} return s }})()"
+            );
+            let res = r.eval(&code, EvalOptions::default()).await.unwrap();
+            assert_eq!(res.result, Some(serde_json::json!(b + 45)));
+        }
+    });
+    let mut group = c.benchmark_group("restore");
+    group.sample_size(10);
+    group.bench_function("1000_blocks_of_10_calls", |b| {
+        b.iter(|| {
+            let r = rt.block_on(Repl::with_engine(engine.clone(), session(&store))).unwrap();
+            let report = r.restore_report().expect("a restore report");
+            assert!(report.summary.starts_with("restored 1000 block(s): 1000 ok"), "{}", report.summary);
         })
     });
     group.finish();

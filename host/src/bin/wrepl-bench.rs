@@ -275,6 +275,10 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
             }
             let (dt, v) = timed_once(b, code).await?;
             let mut extra = json!({"total_ms": dt * 1e3, "warmup_ms": warmup_ms});
+            // `WREPL_BENCH_NO_HOOK=1` skips the hook variant (for profiling the main loop alone).
+            if kind == "tool_calls" && std::env::var_os("WREPL_BENCH_NO_HOOK").is_some() {
+                return Ok(json!({"value": dt * 1e6 / num(w, "calls", 1) as f64, "check": v, "extra": extra}));
+            }
             if kind == "tool_calls" {
                 let calls = num(w, "calls", 1);
                 extra["with_noop_hook_us_per_call"] = match tool_calls_with_hook(b, code, calls).await {

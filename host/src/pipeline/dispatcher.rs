@@ -156,19 +156,35 @@ fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, Pipeline
     jsonschema::validator_for(schema).map_err(|e| PipelineError::Schema { tool: tool.into(), message: e.to_string() })
 }
 
+/// A fresh `toolu_…` id (24 hex digits): a per-process random key from the OS
+/// mixed with a counter (splitmix64), so ids are unique within the process and
+/// unpredictable across processes without a system call per tool call.
 fn new_tool_use_id() -> String {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let mut b = [0u8; 12];
-    if getrandom::fill(&mut b).is_err() {
-        // Unique, if not unpredictable: time and a process-wide counter.
-        let t =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        b[..8].copy_from_slice(&t.to_le_bytes());
-        b[8..].copy_from_slice(&(n as u32).to_le_bytes());
-    }
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("toolu_{hex}")
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static KEY: OnceLock<(u64, u32)> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let (key, tag) = *KEY.get_or_init(|| {
+        let mut b = [0u8; 12];
+        if getrandom::fill(&mut b).is_err() {
+            // Unique, if not unpredictable: the time and the process id.
+            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            b[..8].copy_from_slice(&(t.as_nanos() as u64).to_le_bytes());
+            b[8..].copy_from_slice(&std::process::id().to_le_bytes());
+        }
+        let mut k = [0u8; 8];
+        k.copy_from_slice(&b[..8]);
+        let mut t = [0u8; 4];
+        t.copy_from_slice(&b[8..]);
+        (u64::from_le_bytes(k), u32::from_le_bytes(t))
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // splitmix64 of key + n: a bijection of n, so ids never repeat.
+    let mut z = key.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    format!("toolu_{z:016x}{:08x}", tag ^ (n >> 32) as u32)
 }
 
 impl Dispatcher {
@@ -623,7 +639,10 @@ async fn run_with_watchdog(
     let started = Instant::now();
     let mut fut = fut;
     let fail = |e: ToolError| CallFailure::new(e.kind(), e.to_string());
+    // The tool first: one that finishes on its first poll never registers
+    // the timer (registering one can wake a parked runtime thread).
     tokio::select! {
+        biased;
         r = &mut fut => return r.map_err(fail),
         _ = tokio::time::sleep(native) => {}
     }
@@ -714,6 +733,17 @@ mod tests {
         assert_eq!(decide("Write", false, None, None, None).0, Decision::Ask);
         assert_eq!(decide("Read", true, None, None, None).0, Decision::Allow);
         assert_eq!(decide("Read", true, m(Decision::Deny), None, None).0, Decision::Deny);
+    }
+
+    #[test]
+    fn tool_use_ids_are_unique_and_well_formed() {
+        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| new_tool_use_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in ids.iter().take(100) {
+            let hex = id.strip_prefix("toolu_").expect("prefix");
+            assert_eq!(hex.len(), 24, "{id}");
+            assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        }
     }
 
     #[test]

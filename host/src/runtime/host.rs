@@ -1,13 +1,13 @@
 //! Host side of the WIT imports: inner calls, timers, clock, randomness,
 //! console and the interrupt flag. Everything the guest passes is untrusted.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::{AbortHandle, Abortable};
+use futures_util::future::{AbortHandle, Abortable, FutureExt};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::bindings::wrepl::sandbox::{calls, host, types};
@@ -157,10 +157,14 @@ pub(crate) struct HostState {
     pub(crate) limits: Limits,
     handler: Arc<dyn CallHandler>,
     ambient: Arc<dyn Ambient>,
-    /// In-flight call futures, polled on the guest's task whenever the guest
-    /// waits in `next-completion` (no cross-thread hand-off per call). Tools
-    /// that must progress while the script computes spawn their own work.
+    /// In-flight call futures, polled on the guest's task when a call starts
+    /// and whenever the guest waits in `next-completion` (no cross-thread
+    /// hand-off per call). Tools that must progress while the script computes
+    /// spawn their own work.
     running: FuturesUnordered<Running>,
+    /// Calls that finished while being polled in `start-call`, in completion
+    /// order; delivered (and recorded) by `next-completion`.
+    ready: VecDeque<Done>,
     next_id: u32,
     in_flight: HashMap<u32, InFlight>,
     timers: BTreeSet<(Instant, u32)>,
@@ -225,6 +229,7 @@ impl HostState {
             handler: options.handler.clone(),
             ambient: options.ambient.clone(),
             running: FuturesUnordered::new(),
+            ready: VecDeque::new(),
             next_id: 1,
             in_flight: HashMap::new(),
             timers: BTreeSet::new(),
@@ -292,6 +297,7 @@ impl HostState {
         self.timer_at.clear();
         // Dropping the futures ends their work (processes are killed on drop).
         self.running = FuturesUnordered::new();
+        self.ready.clear();
         self.active = false;
         self.recorder = None;
         self.call_index.clear();
@@ -560,6 +566,7 @@ impl calls::Host for HostState {
         let fut = Abortable::new(fut, registration);
         self.running.push(Box::pin(async move { fut.await.ok().map(|result| Done { id, result }) }));
         self.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
+        self.poll_started();
         Ok(Ok(id))
     }
 
@@ -583,6 +590,20 @@ impl calls::Host for HostState {
 }
 
 impl HostState {
+    /// Poll the running calls once, right away: a call that can finish at
+    /// once is ready for the next `next-completion`, and a slow one starts
+    /// its work (timers, I/O) now instead of when the script next waits. The
+    /// time counts as waiting, not as script time.
+    fn poll_started(&mut self) {
+        self.clock.pause();
+        while let Some(Some(item)) = self.running.next().now_or_never() {
+            if let Some(done) = item {
+                self.ready.push_back(done);
+            }
+        }
+        self.clock.resume();
+    }
+
     async fn wait_completion(&mut self) -> Option<types::Completion> {
         loop {
             let now = Instant::now();
@@ -593,8 +614,21 @@ impl HostState {
             if self.poll_budget().is_some() || !self.active {
                 return Some(types::Completion::Interrupted);
             }
+            if let Some(done) = self.ready.pop_front() {
+                if let Some(c) = self.accept(done) {
+                    return Some(c);
+                }
+                continue;
+            }
             if self.in_flight.is_empty() && self.timers.is_empty() {
                 return None;
+            }
+            // A call that is already done needs no timer.
+            if let Some(Some(item)) = self.running.next().now_or_never() {
+                if let Some(c) = item.and_then(|done| self.accept(done)) {
+                    return Some(c);
+                }
+                continue;
             }
             let mut deadline = self.clock.next_deadline(&self.budget);
             if let Some((t, _)) = self.timers.first() {
