@@ -42,8 +42,36 @@ struct Js {
 enum Stage {
     /// The prelude ran; `configure(tools, repoHint)` installs one sandbox's tools.
     Booted(Persistent<Function<'static>>),
-    /// `init` ran: the control object that drives each evaluation.
-    Ready(Persistent<Object<'static>>),
+    /// `init` ran: the control functions that drive each evaluation.
+    Ready(Vec<Persistent<Function<'static>>>),
+}
+
+/// The control object's functions, looked up once by `init` (the object is
+/// only reachable from here).
+#[derive(Clone, Copy)]
+enum Op {
+    BeginEval,
+    Finish,
+    RenderValue,
+    Complete,
+    FireTimer,
+    EndEval,
+    DescribeError,
+}
+
+/// Property names of [`Op`]s on the control object, in order.
+const OPS: [&str; 7] = ["beginEval", "finish", "renderValue", "complete", "fireTimer", "endEval", "describeError"];
+
+/// A configured sandbox's control functions, in one context.
+struct Control<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    fns: &'a [Persistent<Function<'static>>],
+}
+
+impl<'js> Control<'_, 'js> {
+    fn get(&self, op: Op) -> rquickjs::Result<Function<'js>> {
+        self.fns[op as usize].clone().restore(self.ctx)
+    }
 }
 
 thread_local! {
@@ -361,7 +389,7 @@ fn init(config: Config) -> Result<(), String> {
         })
     });
     js.rt.set_max_stack_size(config.stack_limit as usize);
-    let control = js.ctx.with(|ctx| -> Result<Persistent<Object<'static>>, String> {
+    let control = js.ctx.with(|ctx| -> Result<Vec<Persistent<Function<'static>>>, String> {
         let setup = || -> rquickjs::Result<Object<'_>> {
             let tools = rquickjs::Array::new(ctx.clone())?;
             for (i, t) in config.tools.iter().enumerate() {
@@ -373,14 +401,19 @@ fn init(config: Config) -> Result<(), String> {
             configure.restore(&ctx)?.call((tools, config.repo_hint.as_str()))
         };
         let control = setup().catch(&ctx).map_err(|e| format!("sandbox setup failed: {e}"))?;
-        Ok(Persistent::save(&ctx, control))
+        OPS.iter()
+            .map(|name| {
+                let f: Function = control.get(*name).map_err(|e| format!("sandbox control {name} missing: {e}"))?;
+                Ok(Persistent::save(&ctx, f))
+            })
+            .collect()
     })?;
     js.stage = Stage::Ready(control);
     JS.with(|slot| *slot.borrow_mut() = Some(js));
     Ok(())
 }
 
-fn js_error<'js>(ctx: &Ctx<'js>, control: &Object<'js>, err: CaughtError<'js>) -> JsError {
+fn js_error<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, err: CaughtError<'js>) -> JsError {
     let value = match err {
         CaughtError::Exception(e) => e.into_value(),
         CaughtError::Value(v) => v,
@@ -393,8 +426,8 @@ fn internal_error(message: String) -> JsError {
     JsError { name: "InternalError".into(), message, stack: String::new() }
 }
 
-fn describe_error<'js>(ctx: &Ctx<'js>, control: &Object<'js>, value: Value<'js>) -> JsError {
-    let described = control.get::<_, Function>("describeError").and_then(|f| f.call::<_, Object>((value,))).catch(ctx);
+fn describe_error<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, value: Value<'js>) -> JsError {
+    let described = control.get(Op::DescribeError).and_then(|f| f.call::<_, Object>((value,))).catch(ctx);
     match described {
         Ok(o) => JsError {
             name: o.get("name").unwrap_or_else(|_| "Error".into()),
@@ -409,13 +442,22 @@ fn describe_error<'js>(ctx: &Ctx<'js>, control: &Object<'js>, value: Value<'js>)
     }
 }
 
+/// Run queued jobs until none is left, the heap is exhausted or the host
+/// asks to stop. The host is asked every [`JOBS_PER_INTERRUPT_CHECK`] jobs
+/// (a long job is stopped by QuickJS's own interrupt checks); callers check
+/// [`interrupted`] when this returns.
 fn run_jobs(ctx: &Ctx<'_>) {
+    let mut n = 0u32;
     while ctx.execute_pending_job() {
-        if interrupted() || heap_exhausted() {
+        n = n.wrapping_add(1);
+        if heap_exhausted() || (n % JOBS_PER_INTERRUPT_CHECK == 0 && interrupted()) {
             return;
         }
     }
 }
+
+/// How many queued jobs run between two stop-request checks in [`run_jobs`].
+const JOBS_PER_INTERRUPT_CHECK: u32 = 16;
 
 fn base_outcome() -> EvalOutcome {
     EvalOutcome {
@@ -458,12 +500,12 @@ fn failure(error: impl FnOnce() -> JsError) -> EvalOutcome {
     outcome_of(error)
 }
 
-fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOutcome {
+fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> EvalOutcome {
     if heap_exhausted() {
         return exhausted_outcome();
     }
-    let call = |name: &str| -> rquickjs::Result<Function<'js>> { control.get(name) };
-    match call("beginEval").and_then(|f| f.call::<_, Vec<String>>(())).catch(ctx) {
+    let call = |op: Op| control.get(op);
+    match call(Op::BeginEval).and_then(|f| f.call::<_, Vec<String>>(())).catch(ctx) {
         Err(e) => {
             if interrupted() {
                 return interrupted_outcome();
@@ -502,7 +544,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                 if heap_exhausted() {
                     return exhausted_outcome();
                 }
-                return match call("renderValue").and_then(|f| f.call::<_, Object>((value,))).catch(ctx) {
+                return match call(Op::RenderValue).and_then(|f| f.call::<_, Object>((value,))).catch(ctx) {
                     Ok(o) => EvalOutcome {
                         value_json: o.get::<_, Option<String>>("json").ok().flatten(),
                         text: o.get("text").unwrap_or_default(),
@@ -512,7 +554,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                 };
             }
         }
-        let started = evaluated.and_then(|p| call("finish").and_then(|f| f.call::<_, Promise>((p,))).catch(ctx));
+        let started = evaluated.and_then(|p| call(Op::Finish).and_then(|f| f.call::<_, Promise>((p,))).catch(ctx));
         let promise = match started {
             Ok(p) => p,
             Err(e) => {
@@ -567,7 +609,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                     return interrupted_outcome();
                 }
                 Some(Completion::Timer(id)) => {
-                    let _ = call("fireTimer")
+                    let _ = call(Op::FireTimer)
                         .and_then(|f| f.call::<_, ()>((id,)))
                         .catch(ctx);
                 }
@@ -576,7 +618,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
                         Ok(json) => (true, json, String::new()),
                         Err(e) => (false, e.message, e.kind),
                     };
-                    let _ = call("complete")
+                    let _ = call(Op::Complete)
                         .and_then(|f| f.call::<_, ()>((done.id, ok, payload, kind)))
                         .catch(ctx);
                 }
@@ -589,7 +631,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Object<'js>, script: String) -> EvalOu
         return if outcome.interrupted { EvalOutcome { heap_exhausted: true, ..outcome } } else { exhausted_outcome() };
     }
     // Timers and pending calls do not outlive the eval.
-    let _ = call("endEval").and_then(|f| f.call::<_, ()>(())).catch(ctx);
+    let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
     if outcome.interrupted {
         // Jobs queued by the interrupted script would otherwise run at the
         // start of the next eval. With the interrupt latched, each one is
@@ -627,16 +669,10 @@ impl Guest for Component {
         INTERRUPTED.with(|i| i.set(false));
         JS.with(|js| {
             let js = js.borrow();
-            let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(control) }) = js.as_ref() else {
+            let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(fns) }) = js.as_ref() else {
                 return outcome_of(internal_error("the sandbox was not initialised".into()));
             };
-            ctx.with(|ctx| {
-                let control = match control.clone().restore(&ctx) {
-                    Ok(c) => c,
-                    Err(e) => return outcome_of(internal_error(format!("sandbox control object lost: {e}"))),
-                };
-                eval_in(&ctx, &control, script)
-            })
+            ctx.with(|ctx| eval_in(&ctx, &Control { ctx: &ctx, fns }, script))
         })
     }
 }
