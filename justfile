@@ -17,8 +17,11 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --all-targets -- -D warnings
 
-# Criterion benchmarks of the sandbox core.
-bench:
+# Criterion benchmarks of the sandbox core, then the peer benchmark (see bench/README.md).
+bench: bench-criterion bench-peers
+
+# Criterion benchmarks only: cold context, warm eval, host calls, session restore.
+bench-criterion:
     cargo bench --bench sandbox
 
 # Everything CI does.

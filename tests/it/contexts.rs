@@ -87,3 +87,52 @@ async fn tampered_managed_globals_poison_the_context() {
     assert_eq!(ok(&res), json!("after freeze"));
     assert!(res.context_reset.is_some());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn managed_globals_replaced_in_any_way_are_restored() {
+    let mut m = manager(None);
+    let (r, _) = m.get("main", "b", Hydration::Fresh).await.unwrap();
+    ev(r, "let mine = 7").await;
+    // an accessor that returns the very same value, the same value made
+    // enumerable or read-only, a deleted global, and a plain reassignment
+    ev(
+        r,
+        "const keep = console; Object.defineProperty(globalThis, 'console', { get() { return keep }, configurable: true });
+         Object.defineProperty(globalThis, 'str', { value: str, enumerable: true, configurable: true, writable: true });
+         Object.defineProperty(globalThis, 'shQuote', { value: shQuote, writable: false, configurable: true });
+         delete globalThis.setTimeout; clearTimeout = 1;",
+    )
+    .await;
+    let res = ev(
+        r,
+        "const d = (n) => { const x = Object.getOwnPropertyDescriptor(globalThis, n); return [typeof x.value, 'get' in x, x.enumerable, x.writable, x.configurable] };
+         [d('console'), d('str'), d('shQuote'), d('setTimeout'), d('clearTimeout'), mine]",
+    )
+    .await;
+    let data = json!(["function", false, false, true, true]);
+    let console = json!(["object", false, false, true, true]);
+    assert_eq!(ok(&res), json!([console, data, data, data, data, 7]), "{res:?}");
+    assert!(res.context_reset.is_none(), "{res:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_primitive_result_still_runs_queued_jobs_first() {
+    let mut m = manager(None);
+    let (r, _) = m.get("main", "b", Hydration::Fresh).await.unwrap();
+    let res =
+        ev(r, "Promise.resolve().then(() => console.log('job ran')); queueMicrotask(() => { globalThis.late = 1 }); 5")
+            .await;
+    assert_eq!(ok(&res), json!(5));
+    assert_eq!(res.stdout, "job ran\n");
+    assert_eq!(ok(&ev(r, "late").await), json!(1));
+    // and a job that loops is stopped by the budget like any script
+    let res = r
+        .eval(
+            "queueMicrotask(() => { for (;;) {} }); 1",
+            wrepl::EvalOptions { timeout: Some(std::time::Duration::from_millis(200)), ..Default::default() },
+        )
+        .await
+        .unwrap();
+    assert!(res.timed_out, "{res:?}");
+    assert_eq!(ok(&ev(r, "late + 1").await), json!(2));
+}
