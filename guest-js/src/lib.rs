@@ -545,11 +545,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
                     return exhausted_outcome();
                 }
                 return match call(Op::RenderValue).and_then(|f| f.call::<_, Object>((value,))).catch(ctx) {
-                    Ok(o) => EvalOutcome {
-                        value_json: o.get::<_, Option<String>>("json").ok().flatten(),
-                        text: o.get("text").unwrap_or_default(),
-                        ..base_outcome()
-                    },
+                    Ok(o) => rendered(&o),
                     Err(e) => failure(|| js_error(ctx, control, e)),
                 };
             }
@@ -578,11 +574,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
                         .result()
                         .unwrap_or_else(|| Err(rquickjs::Error::new_from_js("pending", "settled result")));
                     return match v {
-                        Ok(o) => EvalOutcome {
-                            value_json: o.get::<_, Option<String>>("json").ok().flatten(),
-                            text: o.get("text").unwrap_or_default(),
-                            ..base_outcome()
-                        },
+                        Ok(o) => rendered(&o),
                         Err(e) => failure(|| internal_error(format!("result could not be read: {e}"))),
                     };
                 }
@@ -642,6 +634,16 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
         }
     }
     outcome
+}
+
+/// The outcome of a completed evaluation from the prelude's rendering of its
+/// value (`renderValue`: `{ json, text }`).
+fn rendered(o: &Object<'_>) -> EvalOutcome {
+    EvalOutcome {
+        value_json: o.get::<_, Option<String>>("json").ok().flatten(),
+        text: o.get("text").unwrap_or_default(),
+        ..base_outcome()
+    }
 }
 
 /// The value of an evaluation's promise when it is already fulfilled with a

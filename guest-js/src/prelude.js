@@ -575,15 +575,19 @@
     describeError,
   };
 
+  // ---- shorthands: the same dispatcher as the full-name wrappers ----------
+  // (`configure` installs those whose tool the sandbox has.)
+  function opts(o) { return o !== null && typeof o === "object" ? o : {}; }
+  function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
+  define("shQuote", shQuote);
+
   // ---- per-sandbox configuration ------------------------------------------
   // Everything above is the same for every sandbox (and may be captured in a
-  // pre-initialised snapshot of the guest); this installs the tool globals
-  // and shorthands of this sandbox, once, and returns the control object.
+  // pre-initialised snapshot of the guest); `configure`, called once by the
+  // guest's `init` (which then forgets it), installs the tool globals and
+  // shorthands of this sandbox and returns the control object.
   bootNames = new SetCtor(ObjectGetOwnNames(G));
-  let configured = false;
   return function configure(tools, repoHint) {
-    if (configured) throw new SandboxError("the sandbox is already configured");
-    configured = true;
     const firstConfigured = managedNames.length;
     const wired = new SetCtor();
     for (const t of tools) {
@@ -594,10 +598,6 @@
       define(t.global, fn);
     }
 
-    // ---- shorthands: the same dispatcher as the full-name wrappers ----------
-    function opts(o) { return o !== null && typeof o === "object" ? o : {}; }
-    function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
-    define("shQuote", shQuote);
     if (wired.has("Bash")) {
       define("sh", async function sh(command, options) {
         const r = await callTool("Bash", ObjectAssign({}, opts(options), { command: StringCtor(command) }));
