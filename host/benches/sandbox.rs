@@ -1,47 +1,39 @@
 //! Criterion benchmarks of the sandbox core: cold context, warm eval, the
-//! host-call round trip (through the WIT boundary and the promise bridge) and
+//! host-call round trip (through the WIT boundary, the promise bridge and the pipeline) and
 //! restoring a recorded session by replay.
 
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use wrepl::repl::{EvalOptions, Repl, ReplOptions, SessionConfig};
 use wrepl::replay::store::{LogStore, SqliteStore};
-use wrepl::runtime::{CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, ToolBinding};
+use wrepl::{EngineOptions, EvalOptions, Repl, ReplBuilder, SandboxEngine};
 
-/// `t`: echo the input on the next poll.
-struct Echo;
-
-impl CallHandler for Echo {
-    fn start(&self, _tool: &str, input: &str) -> Result<CallFuture, CallFailure> {
-        let input = input.to_string();
-        Ok(Box::pin(async move { Ok(input) }))
-    }
-}
-
-fn options() -> ReplOptions {
-    let mut o = ReplOptions::default();
-    o.sandbox.handler = Arc::new(Echo);
-    o.sandbox.tools = vec![ToolBinding { name: "t".into(), global: "t".into() }];
-    o
+/// The template: only the test tool `t` (echo), through the real pipeline.
+fn options(engine: &Arc<SandboxEngine>) -> ReplBuilder {
+    Repl::builder()
+        .engine(engine.clone())
+        .roots([std::env::temp_dir()])
+        .without_builtin_tools()
+        .tool(Arc::new(wrepl::testing::echo()))
 }
 
 fn benches(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let engine = Arc::new(SandboxEngine::new(EngineOptions::default()).unwrap());
+    let template = options(&engine);
 
     c.bench_function("cold_context_eval", |b| {
         b.to_async(&rt).iter(|| {
-            let engine = engine.clone();
+            let template = template.clone();
             async move {
-                let mut r = Repl::with_engine(engine, options()).await.unwrap();
+                let mut r = template.build().await.unwrap();
                 let res = r.eval("1+1", EvalOptions::default()).await.unwrap();
                 assert_eq!(res.result, Some(serde_json::json!(2)));
             }
         })
     });
 
-    let mut repl = rt.block_on(Repl::with_engine(engine.clone(), options())).unwrap();
+    let mut repl = rt.block_on(template.build()).unwrap();
     c.bench_function("warm_eval", |b| {
         b.iter(|| {
             rt.block_on(repl.eval("globalThis.x = (globalThis.x|0) + 1", EvalOptions::default())).unwrap();
@@ -73,13 +65,9 @@ fn benches(c: &mut Criterion) {
     // at most 200 ms): every block is evaluated again with its calls answered
     // from the log.
     let store: Arc<dyn LogStore> = Arc::new(SqliteStore::in_memory().unwrap());
-    let session = |store: &Arc<dyn LogStore>| {
-        let mut o = options();
-        o.session = Some(SessionConfig { name: "bench".into(), store: store.clone(), boundary: "main".into() });
-        o
-    };
+    let session = options(&engine).session(store.clone(), "bench");
     rt.block_on(async {
-        let mut r = Repl::with_engine(engine.clone(), session(&store)).await.unwrap();
+        let mut r = session.build().await.unwrap();
         for b in 0..1000 {
             let code = format!(
                 "(async () => {{ let s = {b}; for (let i = 0; i < 10; i++) {{ s += (await t({{i}})).i }} return s }})()"
@@ -92,7 +80,7 @@ fn benches(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("1000_blocks_of_10_calls", |b| {
         b.iter(|| {
-            let r = rt.block_on(Repl::with_engine(engine.clone(), session(&store))).unwrap();
+            let r = rt.block_on(session.build()).unwrap();
             let report = r.restore_report().expect("a restore report");
             assert!(report.summary.starts_with("restored 1000 block(s): 1000 ok"), "{}", report.summary);
         })

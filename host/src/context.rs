@@ -7,9 +7,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::repl::{Repl, ReplError, ReplOptions, SessionConfig};
+use crate::repl::{Repl, ReplBuilder, ReplError, SessionConfig};
 use crate::replay::store::LogStore;
-use crate::runtime::SandboxEngine;
 
 /// How a context that has to be built is filled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,8 +48,7 @@ struct Live {
 
 /// Owns the contexts of one host (e.g. one MCP connection).
 pub struct ContextManager {
-    engine: Arc<SandboxEngine>,
-    template: ReplOptions,
+    template: ReplBuilder,
     store: Option<Arc<dyn LogStore>>,
     contexts: HashMap<String, Live>,
 }
@@ -87,10 +85,10 @@ pub fn session_name(key: &str, boundary: &str) -> String {
 }
 
 impl ContextManager {
-    /// A manager building contexts from `template` (its `session` is
+    /// A manager building contexts from `template` (its session is
     /// ignored: sessions are per key and boundary, in `store` when given).
-    pub fn new(engine: Arc<SandboxEngine>, template: ReplOptions, store: Option<Arc<dyn LogStore>>) -> Self {
-        Self { engine, template, store, contexts: HashMap::new() }
+    pub fn new(template: ReplBuilder, store: Option<Arc<dyn LogStore>>) -> Self {
+        Self { template, store, contexts: HashMap::new() }
     }
 
     /// Keys with a live context.
@@ -131,27 +129,25 @@ impl ContextManager {
         };
         // A new boundary tears down the old context (timers, console go with it).
         self.contexts.remove(key);
-        let mut options = self.template.clone();
-        options.session = None;
+        let mut session = None;
         if let Some(store) = &self.store {
             let name = session_name(key, boundary);
             match &hydration {
                 Hydration::Fresh => {
                     // A fresh context starts an empty log for this boundary.
-                    store.delete(&name).map_err(|e| ReplError::Session(e.to_string()))?;
+                    store.delete(&name)?;
                 }
                 Hydration::Resume => {}
                 Hydration::Fork { key: parent, boundary: pb } => {
-                    let events =
-                        store.load(&session_name(parent, pb)).map_err(|e| ReplError::Session(e.to_string()))?;
-                    store.delete(&name).map_err(|e| ReplError::Session(e.to_string()))?;
+                    let events = store.load(&session_name(parent, pb))?;
+                    store.delete(&name)?;
                     let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
-                    store.append(&name, &copy).map_err(|e| ReplError::Session(e.to_string()))?;
+                    store.append(&name, &copy)?;
                 }
             }
-            options.session = Some(SessionConfig { name, store: store.clone(), boundary: boundary.to_string() });
+            session = Some(SessionConfig { name, store: store.clone(), boundary: boundary.to_string() });
         }
-        let repl = Repl::with_engine(self.engine.clone(), options).await?;
+        let repl = self.template.clone().session_config(session).build().await?;
         self.contexts.insert(key.to_string(), Live { boundary: boundary.to_string(), repl });
         let live = self.contexts.get_mut(key).expect("just inserted");
         Ok((&mut live.repl, ContextStatus::Built { hydration, note }))

@@ -7,15 +7,12 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use wrepl::mcp::downstream::{Downstream, DownstreamConfig};
 use wrepl::mcp::server::{serve_http, serve_stdio, ServerOptions};
-use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
-use wrepl::pipeline::events::{EventSink, ProgressEvent};
-use wrepl::pipeline::settings::Settings;
-use wrepl::repl::SessionConfig;
-use wrepl::repl::{timeout_from_ms, EvalOptions, Repl, ReplOptions};
 use wrepl::replay::log::Event;
 use wrepl::replay::store::{default_store_path, LogStore, SqliteStore};
-use wrepl::runtime::{EngineOptions, SandboxEngine};
-use wrepl::tools::{builtin_tools, Workspace};
+use wrepl::{
+    timeout_from_ms, EngineOptions, EvalOptions, ProgressEvent, Repl, ReplBuilder, SandboxEngine, SessionConfig,
+    Settings,
+};
 
 #[derive(Parser)]
 #[command(name = "wrepl", version, about = "A sealed JavaScript REPL for LLM agents (QuickJS in WebAssembly)")]
@@ -71,7 +68,7 @@ enum Command {
         #[arg(long)]
         no_repl: bool,
         /// Script budget default and fuel are per call; this caps the result text (characters).
-        #[arg(long, value_name = "CHARS", default_value_t = wrepl::repl::DEFAULT_TEXT_CAP)]
+        #[arg(long, value_name = "CHARS", default_value_t = wrepl::DEFAULT_TEXT_CAP)]
         text_cap: usize,
     },
     /// Print a TypeScript declaration file (.d.ts) for the sandbox globals: the built-in API, one
@@ -273,27 +270,30 @@ async fn downstream(p: &PolicyArgs) -> anyhow::Result<Option<Downstream>> {
     Ok(Some(d))
 }
 
-fn extra_tools(d: &Option<Downstream>) -> Vec<std::sync::Arc<dyn wrepl::tools::Tool>> {
-    d.as_ref().map(|d| d.tools()).unwrap_or_default()
-}
-
-/// Settings and workspace from the policy flags.
-fn policy_parts(p: &PolicyArgs) -> anyhow::Result<(Settings, std::sync::Arc<Workspace>)> {
+/// The REPL template of the policy flags: roots, settings, rules, progress
+/// printing and the downstream servers' tools.
+fn builder(
+    p: &PolicyArgs,
+    mcp: &Option<Downstream>,
+    engine: std::sync::Arc<SandboxEngine>,
+) -> anyhow::Result<ReplBuilder> {
     let settings = match &p.settings {
         Some(f) => Settings::load(f)?,
         None => Settings::default(),
     };
     let roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
-    Ok((settings, std::sync::Arc::new(Workspace::new(&roots)?)))
-}
-
-fn dispatcher(
-    p: &PolicyArgs,
-    extra: Vec<std::sync::Arc<dyn wrepl::tools::Tool>>,
-) -> anyhow::Result<std::sync::Arc<Dispatcher>> {
-    let (settings, workspace) = policy_parts(p)?;
-    let events: Option<EventSink> = if p.progress {
-        Some(std::sync::Arc::new(|e: &ProgressEvent| {
+    let mut b = Repl::builder()
+        .engine(engine)
+        .roots(roots)
+        .settings(settings)
+        .allow(p.allow.iter().cloned())
+        .deny(p.deny.iter().cloned())
+        .session_id(format!("cli-{}", std::process::id()));
+    if let Some(d) = mcp {
+        b = b.tools(d.tools());
+    }
+    if p.progress {
+        b = b.events(std::sync::Arc::new(|e: &ProgressEvent| {
             eprintln!(
                 "[progress] {} {} {:?} {:.1}ms{}",
                 e.tool_use_id,
@@ -302,22 +302,13 @@ fn dispatcher(
                 e.elapsed_ms,
                 e.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
             );
-        }))
-    } else {
-        None
-    };
-    let config = PipelineConfig {
-        settings,
-        allow: p.allow.clone(),
-        deny: p.deny.clone(),
-        workspace,
-        approver: None,
-        events,
-        session_id: format!("cli-{}", std::process::id()),
-    };
-    let mut tools = builtin_tools();
-    tools.extend(extra);
-    Ok(std::sync::Arc::new(Dispatcher::new(config, tools)?))
+        }));
+    }
+    Ok(b)
+}
+
+fn default_engine(fuel: bool) -> anyhow::Result<std::sync::Arc<SandboxEngine>> {
+    Ok(std::sync::Arc::new(SandboxEngine::new(EngineOptions { fuel, ..EngineOptions::default() })?))
 }
 
 fn main() -> ExitCode {
@@ -350,19 +341,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log { command } => log_command(command),
         Command::Types { policy, session, store } => {
             let mcp = downstream(&policy).await?;
-            let d = dispatcher(&policy, extra_tools(&mcp))?;
+            let b = builder(&policy, &mcp, default_engine(false)?)?;
+            let d = b.dispatcher()?;
             let registered = match session {
                 Some(name) => {
-                    let session = SessionConfig { name, store: open_store(store)?, boundary: "main".into() };
-                    let engine = std::sync::Arc::new(SandboxEngine::new(EngineOptions::default())?);
-                    let options =
-                        ReplOptions { dispatcher: Some(d.clone()), session: Some(session), ..ReplOptions::default() };
-                    let repl = Repl::with_engine(engine, options).await?;
+                    let repl = b.session(open_store(store)?, name).build().await?;
                     repl.registered_tools().iter().map(Into::into).collect()
                 }
                 None => Vec::new(),
             };
-            print!("{}", wrepl::types::declarations(&wrepl::types::dispatcher_signatures(&d), &registered));
+            print!("{}", wrepl::dts::declarations(&wrepl::dts::dispatcher_signatures(&d), &registered));
             if let Some(m) = mcp {
                 m.shutdown().await;
             }
@@ -374,18 +362,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let store: Option<std::sync::Arc<dyn LogStore>> =
                 if session.is_some() || store.is_some() { Some(open_store(store)?) } else { None };
-            let (settings, workspace) = policy_parts(&policy)?;
-            let engine = std::sync::Arc::new(SandboxEngine::new(EngineOptions::default())?);
-            let mut options = ServerOptions::new(engine, settings, workspace)?;
-            options.repl = ReplOptions { text_cap, ..ReplOptions::default() };
-            options.allow = policy.allow.clone();
-            options.deny = policy.deny.clone();
+            let mcp = downstream(&policy).await?;
+            let template = builder(&policy, &mcp, default_engine(false)?)?.with_limits(|l| l.text_cap = text_cap);
+            let mut options = ServerOptions::new(template)?;
             options.store = store;
             options.session = session;
             options.async_mode = async_mode;
             options.repl_enabled = !no_repl;
-            let mcp = downstream(&policy).await?;
-            options.extra_tools = extra_tools(&mcp);
             let options = std::sync::Arc::new(options);
             match http {
                 None => serve_stdio(options).await?,
@@ -426,16 +409,13 @@ async fn eval(
         std::io::stdin().read_to_string(&mut code).context("reading code from stdin")?;
         snippets.push(code);
     }
-    let engine = SandboxEngine::new(EngineOptions { fuel: fuel.is_some(), ..EngineOptions::default() })?;
     let mcp = downstream(&policy).await?;
-    let options =
-        ReplOptions { dispatcher: Some(dispatcher(&policy, extra_tools(&mcp))?), session, ..ReplOptions::default() };
-    let mut repl = Repl::with_engine(std::sync::Arc::new(engine), options).await?;
+    let mut repl = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.session_config(session).build().await?;
     if let Some(r) = repl.restore_report() {
         if !r.blocks.is_empty() {
             eprintln!("[wrepl] {}", r.summary);
         }
-        for b in r.blocks.iter().filter(|b| b.verdict == wrepl::repl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
+        for b in r.blocks.iter().filter(|b| b.verdict == wrepl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
             eprintln!(
                 "[wrepl] block {}: {:?} {:?} outcome_unknown={:?}",
                 b.block, b.verdict, b.divergence, b.outcome_unknown

@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wrepl::repl::EvalOptions;
-use wrepl::runtime::{CancelToken, EngineOptions};
+use wrepl::EvalOptions;
+use wrepl::{CancelToken, EngineOptions};
 
 use crate::support::*;
 

@@ -73,5 +73,5 @@ async fn in_flight_and_timer_limits_are_enforced() {
     let (name, msg) = err(&ev(&mut r, "for (let i = 0; i < 10001; i++) setTimeout(() => {}, 100000)").await);
     assert_eq!(name, "RangeError");
     assert!(msg.contains("too many timers"), "{msg}");
-    assert_eq!(ok(&ev(&mut r, "await t(1)").await), json!(1));
+    assert_eq!(ok(&ev(&mut r, "await t({n: 1})").await), json!({"n": 1}));
 }

@@ -3,16 +3,14 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use wrepl::context::{ContextManager, ContextStatus, Hydration};
 use wrepl::replay::store::SqliteStore;
-use wrepl::ReplOptions;
+use wrepl::{ContextManager, ContextStatus, Hydration};
 
 use crate::support::*;
 
 fn manager(store: Option<Arc<SqliteStore>>) -> ContextManager {
-    let mut o = ReplOptions::default();
-    o.sandbox.repo_hint = "repo: /work/project (main)".into();
-    ContextManager::new(shared_engine(), o, store.map(|s| s as Arc<dyn wrepl::replay::store::LogStore>))
+    let template = builder().without_builtin_tools().repo_hint("repo: /work/project (main)");
+    ContextManager::new(template, store.map(|s| s as Arc<dyn wrepl::replay::store::LogStore>))
 }
 
 #[tokio::test(flavor = "multi_thread")]

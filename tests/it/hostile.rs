@@ -77,13 +77,9 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
-use wrepl::pipeline::settings::Settings;
-use wrepl::repl::{EvalOptions, Repl, ReplOptions};
-use wrepl::tools::{builtin_tools, Workspace};
-use wrepl::EvalResult;
+use wrepl::{EvalOptions, EvalResult, Repl, Settings};
 
-use crate::support::shared_engine;
+use crate::support::builder;
 
 /// How many cases run at once.
 const PARALLEL: usize = 3;
@@ -441,18 +437,15 @@ fn check_outcome(case: &Case, r: &EvalResult) -> Result<(), String> {
 }
 
 async fn build_repl(case: &Case, dirs: &Dirs) -> Repl {
-    let config = PipelineConfig {
-        settings: Settings::from_json(&case.settings).expect("settings were validated"),
-        allow: case.tools.clone(),
-        deny: Vec::new(),
-        workspace: Arc::new(Workspace::new([dirs.root.as_path()]).unwrap()),
-        approver: None,
-        events: None,
-        session_id: format!("hostile-{}", case.file),
-    };
-    let d = Arc::new(Dispatcher::new(config, builtin_tools()).expect("dispatcher"));
-    let options = ReplOptions { dispatcher: Some(d), hard_wall: HARD_WALL, ..Default::default() };
-    Repl::with_engine(shared_engine(), options).await.expect("repl")
+    builder()
+        .roots([dirs.root.as_path()])
+        .settings(Settings::from_json(&case.settings).expect("settings were validated"))
+        .allow(case.tools.iter().cloned())
+        .session_id(format!("hostile-{}", case.file))
+        .with_limits(|l| l.hard_wall = HARD_WALL)
+        .build()
+        .await
+        .expect("repl")
 }
 
 /// Run one case and check every invariant; `Err` lists the violations.

@@ -45,7 +45,7 @@ async fn deep_recursion_throws_a_catchable_range_error() {
 async fn native_recursion_is_a_range_error_even_with_a_huge_js_stack_limit() {
     // The QuickJS stack limit is clamped so that it is always reached before
     // the engine's native stack: deep C recursion (JSON) stays catchable.
-    let mut r = TestSandbox::new().sandbox_options(|o| o.js_stack_limit = u32::MAX).build().await;
+    let mut r = TestSandbox::new().limits(|l| l.js_stack = u32::MAX).build().await;
     ev(&mut r, "let kept = 'k'").await;
     for code in [
         "JSON.parse('['.repeat(1e6))",
@@ -59,7 +59,7 @@ async fn native_recursion_is_a_range_error_even_with_a_huge_js_stack_limit() {
     }
     assert_eq!(ok(&ev(&mut r, "kept").await), json!("k"));
     // The default limit is not clamped.
-    assert!(wrepl::runtime::SandboxOptions::default().js_stack_limit <= wrepl::runtime::MAX_JS_STACK_LIMIT);
+    assert!(wrepl::Limits::default().js_stack <= wrepl::MAX_JS_STACK_LIMIT);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -82,7 +82,7 @@ async fn console_budget_truncates_once() {
     let res =
         ev(&mut r, "const line = 'z'.repeat(1 << 20); for (let i = 0; i < 60; i++) console.log(line); 'end'").await;
     assert_eq!(ok(&res), json!("end"));
-    assert_eq!(res.stdout.len(), wrepl::runtime::CONSOLE_BUDGET_BYTES);
+    assert_eq!(res.stdout.len(), wrepl::CONSOLE_BUDGET_BYTES);
     assert_eq!(res.stderr.matches("console output exceeded").count(), 1);
     let res = ev(&mut r, "console.log('small'); 1").await;
     assert_eq!(res.stdout, "small\n");

@@ -15,11 +15,10 @@ use wrepl::mcp::downstream::{
     Downstream, DownstreamConfig, DownstreamError, ServerTransport, MAX_DESCRIPTION_BYTES, MAX_MESSAGE_BYTES,
     MAX_RESULT_BYTES, MAX_TOOLS_PER_SERVER,
 };
-use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
-use wrepl::pipeline::events::{EventSink, Phase, ProgressEvent};
-use wrepl::pipeline::settings::Settings;
-use wrepl::repl::{Repl, ReplOptions};
-use wrepl::tools::{builtin_tools, Media, ProgressFn, Tool, ToolContext, ToolError, ToolProgress, Workspace};
+use wrepl::{
+    EventSink, Media, Phase, ProgressEvent, ProgressFn, ReplBuilder, Tool, ToolContext, ToolError, ToolProgress,
+    Workspace,
+};
 
 use crate::support::*;
 
@@ -310,7 +309,7 @@ async fn listing_skips_bad_tools_and_passes_schemas_through() {
     assert_eq!(dashed.native_timeout(&json!({})), Duration::from_secs(120));
     // the pipeline accepts every tool that was kept
     let dir = tempfile::tempdir().unwrap();
-    dispatcher(dir.path(), &d, &[], None);
+    template(dir.path(), &d, &[], None).dispatcher().expect("the pipeline accepts every kept tool");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -479,19 +478,12 @@ async fn wait_for(mut f: impl FnMut() -> bool) {
 // ---------------------------------------------------------------------------
 // Child processes and the reference server
 
-fn dispatcher(dir: &std::path::Path, d: &Downstream, allow: &[&str], events: Option<EventSink>) -> Arc<Dispatcher> {
-    let config = PipelineConfig {
-        settings: Settings::default(),
-        allow: allow.iter().map(|s| s.to_string()).collect(),
-        deny: Vec::new(),
-        workspace: Arc::new(Workspace::new([dir]).unwrap()),
-        approver: None,
-        events,
-        session_id: "t".into(),
-    };
-    let mut tools = builtin_tools();
-    tools.extend(d.tools());
-    Arc::new(Dispatcher::new(config, tools).unwrap())
+fn template(dir: &std::path::Path, d: &Downstream, allow: &[&str], events: Option<EventSink>) -> ReplBuilder {
+    let mut b = builder().roots([dir]).allow(allow.iter().copied()).tools(d.tools()).session_id("t");
+    if let Some(e) = events {
+        b = b.events(e);
+    }
+    b
 }
 
 /// The reference server's stdio launcher, or `None` (with a note) when the
@@ -553,14 +545,13 @@ async fn reference_server_through_the_pipeline() {
     let events: Arc<Mutex<Vec<ProgressEvent>>> = Arc::default();
     let sink = events.clone();
     let on_event: EventSink = Arc::new(move |e: &ProgressEvent| sink.lock().unwrap().push(e.clone()));
-    let disp = dispatcher(
+    let disp = template(
         dir.path(),
         &d,
         &["mcp__everything__echo", "mcp__everything__trigger-long-running-operation"],
         Some(on_event),
     );
-    let mut r =
-        Repl::with_engine(shared_engine(), ReplOptions { dispatcher: Some(disp), ..Default::default() }).await.unwrap();
+    let mut r = disp.build().await.unwrap();
     assert_eq!(ok(&ev(&mut r, "await mcp__everything__echo({message: 'hi'})").await), json!("Echo: hi"));
 
     // not allowed: refused before it runs (deny by default; annotations claim read-only)

@@ -547,3 +547,87 @@ async fn streamable_http_serves_independent_sessions() {
     b.cancel().await.unwrap();
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_repl_tool_itself_passes_deny_rules_and_pre_tool_use_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let marker = dir.path().join("hook-ran");
+    let settings = dir.path().join("settings.json");
+    let hook = format!(
+        "cat > {}; grep -q forbidden {} && {{ echo 'no forbidden code' >&2; exit 2; }} || exit 0",
+        marker.display(),
+        marker.display()
+    );
+    let cfg =
+        json!({"hooks": {"PreToolUse": [{"matcher": "^repl$", "hooks": [{"type": "command", "command": hook}]}]}});
+    std::fs::write(&settings, cfg.to_string()).unwrap();
+    for mode in [&[][..], &["--async"][..]] {
+        // a PreToolUse deny hook on `repl` stops the evaluation before it runs
+        let mut args: Vec<&str> = mode.to_vec();
+        args.extend(["--settings", settings.to_str().unwrap(), "--allow", "Bash"]);
+        let service = start_stdio(client(true, "x"), &root, &args).await;
+        let code = "await sh('touch ran-forbidden'); 'forbidden'";
+        let r = call(&service, "repl", json!({"code": code})).await;
+        let r = if mode.is_empty() {
+            r
+        } else {
+            let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
+            call(&service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
+        };
+        assert_eq!(r.is_error, Some(true), "{mode:?}: {r:?}");
+        assert!(text(&r).contains("no forbidden code"), "{mode:?}: {}", text(&r));
+        assert!(!root.join("ran-forbidden").exists(), "{mode:?}: the evaluation ran");
+        let seen: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+        assert_eq!(seen["tool_name"], "repl");
+        assert_eq!(seen["tool_input"]["code"], code);
+        // other code passes the same hook
+        let r = call(&service, "repl", json!({"code": "1 + 1"})).await;
+        let r = if mode.is_empty() {
+            r
+        } else {
+            let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
+            call(&service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
+        };
+        assert_eq!(structured(&r)["result"], json!(2), "{mode:?}: {r:?}");
+        service.cancel().await.unwrap();
+
+        // a deny rule on `repl` stops every evaluation
+        let mut args: Vec<&str> = mode.to_vec();
+        args.extend(["--deny", "repl", "--allow", "Bash"]);
+        let service = start_stdio(client(true, "x"), &root, &args).await;
+        let r = call(&service, "repl", json!({"code": "await sh('touch ran-denied'); 1"})).await;
+        let r = if mode.is_empty() {
+            r
+        } else {
+            let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
+            call(&service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
+        };
+        assert_eq!(r.is_error, Some(true), "{mode:?}: {r:?}");
+        assert!(text(&r).contains("repl is denied by the rule"), "{mode:?}: {}", text(&r));
+        assert!(!root.join("ran-denied").exists(), "{mode:?}: the evaluation ran");
+        service.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn sync_settle_hook_can_withhold_a_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let hook = "grep -q classified && { echo 'the result mentions classified data' >&2; exit 2; } || exit 0";
+    let cfg =
+        json!({"hooks": {"PostToolUse": [{"matcher": "^repl$", "hooks": [{"type": "command", "command": hook}]}]}});
+    std::fs::write(&settings, cfg.to_string()).unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let service = start_stdio(client(true, "x"), &root, &["--settings", settings.to_str().unwrap()]).await;
+    let r = call(&service, "repl", json!({"code": "'public'"})).await;
+    assert_eq!(structured(&r)["result"], json!("public"), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "'classi' + 'fied'"})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text(&r);
+    assert!(t.contains("withheld") && t.contains("classified data"), "{t}");
+    assert!(r.structured_content.is_none(), "the withheld result must not leak: {r:?}");
+    service.cancel().await.unwrap();
+}

@@ -7,11 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
-use wrepl::pipeline::events::{Phase, ProgressEvent};
-use wrepl::pipeline::settings::Settings;
-use wrepl::repl::{Repl, ReplOptions};
-use wrepl::tools::{builtin_tools, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
+use wrepl::{Phase, ProgressEvent, Repl, ReplBuilder, Settings, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 use crate::support::*;
 
@@ -115,21 +111,19 @@ impl Env {
     fn root(&self) -> &Path {
         self.dir.path()
     }
-    async fn repl(&self, settings: &str, allow: &[&str], extra: Vec<Arc<dyn Tool>>) -> Repl {
-        let mut tools = builtin_tools();
-        tools.extend(extra);
+    /// The template: built-in tools plus `extra`, rooted at the temp dir, events recorded.
+    fn builder(&self, settings: &str, allow: &[&str], extra: Vec<Arc<dyn Tool>>) -> ReplBuilder {
         let events = self.events.clone();
-        let config = PipelineConfig {
-            settings: Settings::from_json(settings).expect("settings"),
-            allow: allow.iter().map(|s| s.to_string()).collect(),
-            deny: Vec::new(),
-            workspace: Arc::new(Workspace::new([self.root()]).unwrap()),
-            approver: None,
-            events: Some(Arc::new(move |e: &ProgressEvent| events.lock().unwrap().push(e.clone()))),
-            session_id: "test".into(),
-        };
-        let d = Arc::new(Dispatcher::new(config, tools).expect("dispatcher"));
-        Repl::with_engine(shared_engine(), ReplOptions { dispatcher: Some(d), ..Default::default() }).await.unwrap()
+        builder()
+            .roots([self.root()])
+            .settings(Settings::from_json(settings).expect("settings"))
+            .allow(allow.iter().copied())
+            .tools(extra)
+            .events(Arc::new(move |e: &ProgressEvent| events.lock().unwrap().push(e.clone())))
+            .session_id("test")
+    }
+    async fn repl(&self, settings: &str, allow: &[&str], extra: Vec<Arc<dyn Tool>>) -> Repl {
+        self.builder(settings, allow, extra).build().await.unwrap()
     }
 }
 
@@ -479,4 +473,141 @@ async fn symlinks_inside_the_root_do_not_dodge_deny_rules() {
     // ordinary files are unaffected
     std::fs::write(env.root().join("docs/readme"), "hi").unwrap();
     assert_eq!(ok(&ev(&mut r, "await cat('docs/readme')").await), json!("hi"));
+}
+
+// ---------------------------------------------------------------------------
+// One dispatch point: chdir and the model's calls of registered tools pass
+// the same stages as every other call (schema, latch, hooks, permission,
+// events, records).
+
+/// A hook that writes `marker` into the directory it runs in, then denies.
+fn deny_hook(matcher: &str, marker: &Path) -> String {
+    let cmd = format!("echo ran > {}; echo 'the hook says no' >&2; exit 2", marker.display());
+    hook_settings("PreToolUse", matcher, &cmd, "")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chdir_passes_hooks_rules_events_and_records() {
+    let env = Env::new();
+    std::fs::create_dir(env.root().join("sub")).unwrap();
+    // a PreToolUse deny hook on chdir stops it: the working directory stays
+    let marker = env.root().join("hook-ran");
+    let mut r = env.repl(&deny_hook("^chdir$", &marker), &["Bash"], vec![]).await;
+    let res = ev(&mut r, &format!("try {{ await chdir('sub') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "denied", "{res:?}");
+    assert!(ok(&res)["message"].as_str().unwrap().contains("the hook says no"));
+    assert!(marker.exists(), "the hook ran");
+    let pwd = ok(&ev(&mut r, "await chdir('sub').catch(() => 0); await sh('pwd')").await);
+    assert!(!pwd.as_str().unwrap().trim_end().ends_with("/sub"), "{pwd}");
+
+    // a deny rule stops it too (by name, and by a path rule)
+    for rule in ["chdir", "chdir(./sub)", "chdir(//**/sub)"] {
+        let mut r = env.builder("{}", &["Bash"], vec![]).deny([rule]).build().await.unwrap();
+        let res = ev(&mut r, &format!("try {{ await chdir('sub') }} {CATCH}")).await;
+        assert_eq!(error_kind(&res), "denied", "{rule}: {res:?}");
+        assert!(ok(&res)["message"].as_str().unwrap().contains("denied by the rule"), "{rule}");
+        let pwd = ok(&ev(&mut r, "await chdir('sub').catch(() => 0); await sh('pwd')").await);
+        assert!(!pwd.as_str().unwrap().trim_end().ends_with("/sub"), "{rule}: {pwd}");
+    }
+
+    // allowed: it is an ordinary call, with events and a record
+    env.events.lock().unwrap().clear();
+    let mut r = env.repl("{}", &[], vec![]).await;
+    let res = ev(&mut r, "await chdir('sub')").await;
+    assert!(ok(&res).as_str().unwrap().ends_with("/sub"), "{res:?}");
+    assert_eq!(res.calls.len(), 1);
+    assert_eq!(res.calls[0].tool, "chdir");
+    assert_eq!(res.calls[0].input, json!({"path": "sub"}));
+    let phases: Vec<Phase> = env.events.lock().unwrap().iter().map(|e| e.phase).collect();
+    assert_eq!(phases, vec![Phase::Start, Phase::Executing, Phase::Complete]);
+    // a failure is recorded like any call's
+    std::fs::write(env.root().join("file.txt"), "x").unwrap();
+    let res = ev(&mut r, &format!("try {{ await chdir('file.txt') }} {CATCH}")).await;
+    assert_eq!(error_kind(&res), "invalid-input", "{res:?}");
+    assert!(ok(&res)["message"].as_str().unwrap().contains("is not a directory"));
+    assert_eq!(res.calls.iter().map(|c| (c.tool.as_str(), c.ok)).collect::<Vec<_>>(), [("chdir", false)]);
+}
+
+struct Asker {
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl wrepl::Approver for Asker {
+    fn approve(&self, tool: &str, _input: &Value, reason: &str) -> futures_util::future::BoxFuture<'static, bool> {
+        self.asked.lock().unwrap().push(format!("{tool}: {reason}"));
+        Box::pin(async { true })
+    }
+}
+
+const DOUBLE: &str = "registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, async ({n}) => { globalThis.ran = (globalThis.ran || 0) + 1; return n * 2 })";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registered_tool_calls_pass_hooks_rules_events_and_records() {
+    let env = Env::new();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let approver = Arc::new(Asker { asked: asked.clone() });
+
+    // a PreToolUse deny hook on the wire name stops the call; the handler never runs
+    let marker = env.root().join("hook-ran");
+    let mut r = env
+        .builder(&deny_hook("^eval_registered__double$", &marker), &[], vec![])
+        .approver(approver.clone())
+        .build()
+        .await
+        .unwrap();
+    ok(&ev(&mut r, DOUBLE).await);
+    let res = r.call_registered("double", json!({"n": 2}), Default::default()).await.unwrap();
+    let (name, msg) = err(&res);
+    assert_eq!(name, "PermissionDenied");
+    assert!(msg.contains("the hook says no"), "{msg}");
+    assert!(marker.exists());
+    assert_eq!(ok(&ev(&mut r, "globalThis.ran === undefined").await), json!(true), "the handler did not run");
+    assert!(asked.lock().unwrap().is_empty(), "a hook deny comes before the approver");
+    assert_eq!(res.calls.last().map(|c| (c.tool.as_str(), c.ok)), Some(("eval_registered__double", false)));
+
+    // a deny rule stops it too, even with an approver that says yes
+    for rule in ["eval_registered__double", "eval_registered__double(*)"] {
+        let mut r = env.builder("{}", &[], vec![]).deny([rule]).approver(approver.clone()).build().await.unwrap();
+        ok(&ev(&mut r, DOUBLE).await);
+        let res = r.call_registered("double", json!({"n": 2}), Default::default()).await.unwrap();
+        let (name, msg) = err(&res);
+        assert_eq!(name, "PermissionDenied");
+        assert!(msg.contains("denied by the rule"), "{msg}");
+        assert_eq!(ok(&ev(&mut r, "globalThis.ran === undefined").await), json!(true));
+    }
+    assert!(asked.lock().unwrap().is_empty(), "deny rules come before the approver");
+
+    // an allow rule does not skip the question (registered tools always ask)
+    env.events.lock().unwrap().clear();
+    let mut r =
+        env.builder("{}", &[], vec![]).allow(["eval_registered__double"]).approver(approver).build().await.unwrap();
+    ok(&ev(&mut r, DOUBLE).await);
+    let res = r.call_registered("double", json!({"n": 21}), Default::default()).await.unwrap();
+    assert_eq!(ok(&res), json!(42));
+    assert_eq!(asked.lock().unwrap().as_slice(), ["eval_registered__double: Execute registered tool \"double\""]);
+    let record = res.calls.last().expect("a record of the call");
+    assert_eq!((record.tool.as_str(), record.ok, &record.input), ("eval_registered__double", true, &json!({"n": 21})));
+    assert_eq!(record.output, json!(42));
+    let events = env.events.lock().unwrap();
+    let own: Vec<Phase> = events.iter().filter(|e| e.tool == "eval_registered__double").map(|e| e.phase).collect();
+    assert_eq!(own, vec![Phase::Start, Phase::Executing, Phase::Complete]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registered_tool_post_hook_can_withhold_its_result() {
+    let env = Env::new();
+    let s = hook_settings(
+        "PostToolUse",
+        "^eval_registered__secret$",
+        "grep -q classified && { echo 'mentions classified data' >&2; exit 2; } || exit 0",
+        "",
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let mut r = env.builder(&s, &[], vec![]).approver(Arc::new(Asker { asked })).build().await.unwrap();
+    ok(&ev(&mut r, "registerTool('secret', 's', {type: 'object'}, async () => 'classified plans')").await);
+    let res = r.call_registered("secret", json!({}), Default::default()).await.unwrap();
+    let (name, msg) = err(&res);
+    assert_eq!(name, "ResultWithheld");
+    assert!(msg.contains("mentions classified data"), "{msg}");
+    assert!(res.result.is_none() && res.text.is_empty(), "the withheld result must not leak: {res:?}");
 }

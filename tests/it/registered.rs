@@ -5,11 +5,8 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use wrepl::pipeline::dispatcher::{Approver, Dispatcher, PipelineConfig};
-use wrepl::pipeline::settings::Settings;
-use wrepl::repl::{EvalOptions, Repl, ReplOptions, SessionConfig};
 use wrepl::replay::store::SqliteStore;
-use wrepl::tools::{builtin_tools, Workspace};
+use wrepl::{Approver, EvalOptions, Repl};
 
 use crate::support::*;
 
@@ -23,20 +20,14 @@ impl Approver for Yes {
 }
 
 async fn repl(dir: &std::path::Path, approver: bool, session: Option<(Arc<SqliteStore>, &str)>) -> Repl {
-    let config = PipelineConfig {
-        settings: Settings::default(),
-        allow: vec!["Bash".into()],
-        deny: Vec::new(),
-        workspace: Arc::new(Workspace::new([dir]).unwrap()),
-        approver: if approver { Some(Arc::new(Yes)) } else { None },
-        events: None,
-        session_id: "t".into(),
-    };
-    let d = Arc::new(Dispatcher::new(config, builtin_tools()).unwrap());
-    let session = session.map(|(store, name)| SessionConfig { name: name.into(), store, boundary: "main".into() });
-    Repl::with_engine(shared_engine(), ReplOptions { dispatcher: Some(d), session, ..Default::default() })
-        .await
-        .unwrap()
+    let mut b = builder().roots([dir]).allow(["Bash"]).session_id("t");
+    if approver {
+        b = b.approver(Arc::new(Yes));
+    }
+    if let Some((store, name)) = session {
+        b = b.session(store, name);
+    }
+    b.build().await.unwrap()
 }
 
 const DOUBLE: &str = "registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, async ({n}) => ({doubled: n * 2}), {displayName: 'Double'})";
@@ -130,7 +121,7 @@ async fn registered_tools_come_back_through_replay() {
     // a new context resumed from the log: the tool and its state are back, nothing re-ran
     let mut r = repl(dir.path(), true, Some((store.clone(), "reg"))).await;
     let report = r.restore_report().unwrap().clone();
-    assert!(report.blocks.iter().all(|b| b.verdict == wrepl::repl::Verdict::Ok), "{report:?}");
+    assert!(report.blocks.iter().all(|b| b.verdict == wrepl::Verdict::Ok), "{report:?}");
     assert_eq!(r.registered_tools().len(), 1);
     assert_eq!(std::fs::read_to_string(dir.path().join("count")).unwrap(), "t\n");
     let res = r.call_registered("tick", json!({}), EvalOptions::default()).await.unwrap();

@@ -161,7 +161,7 @@ async fn sealed_sandbox() {
 
 struct FixedAmbient;
 
-impl wrepl::runtime::Ambient for FixedAmbient {
+impl wrepl::Ambient for FixedAmbient {
     fn now_us(&self) -> f64 {
         1_700_000_000_123_000.0
     }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use wrepl::repl::{SessionConfig, Verdict};
 use wrepl::replay::log::Event;
 use wrepl::replay::store::{LogStore, SqliteStore};
+use wrepl::{SessionConfig, Verdict};
 
 use crate::support::*;
 
@@ -77,13 +77,8 @@ fn resume_does_not_rerun_side_effects() {
 }
 
 async fn resumed(store: Arc<SqliteStore>, name: &str) -> wrepl::Repl {
-    let engine = shared_engine();
-    let mut opts = wrepl::ReplOptions::default();
-    opts.sandbox.handler = test_tools();
-    opts.sandbox.tools =
-        TEST_TOOLS.iter().map(|n| wrepl::runtime::ToolBinding { name: n.to_string(), global: n.to_string() }).collect();
-    opts.session = Some(SessionConfig { name: name.into(), store, boundary: "main".into() });
-    wrepl::Repl::with_engine(engine, opts).await.unwrap()
+    let session = SessionConfig { name: name.into(), store, boundary: "main".into() };
+    TestSandbox::new().tools(test_tools(), TEST_TOOLS).configure(|b| b.session_config(Some(session))).build().await
 }
 
 fn call(tool: &str) -> Event {
@@ -149,13 +144,12 @@ async fn extra_calls_beyond_the_cache_run_nothing() {
     let b = block("await t({}); await sleep({ms: 1}); 1", vec![call("t"), done(0)], false);
     store.append("x", &b.into_iter().map(|e| (0, e)).collect::<Vec<_>>()).unwrap();
     let tools = test_tools();
-    let engine = shared_engine();
-    let mut opts = wrepl::ReplOptions::default();
-    opts.sandbox.handler = tools.clone();
-    opts.sandbox.tools =
-        TEST_TOOLS.iter().map(|n| wrepl::runtime::ToolBinding { name: n.to_string(), global: n.to_string() }).collect();
-    opts.session = Some(SessionConfig { name: "x".into(), store, boundary: "main".into() });
-    let r = wrepl::Repl::with_engine(engine, opts).await.unwrap();
+    let session = SessionConfig { name: "x".into(), store, boundary: "main".into() };
+    let r = TestSandbox::new()
+        .tools(tools.clone(), TEST_TOOLS)
+        .configure(|b| b.session_config(Some(session)))
+        .build()
+        .await;
     assert_eq!(r.restore_report().unwrap().blocks[0].verdict, Verdict::Drift);
     assert!(tools.log.lock().unwrap().is_empty(), "replay must not run any tool");
 }

@@ -2,13 +2,13 @@
 
 #![allow(dead_code)]
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use wrepl::repl::{EvalOptions, EvalResult, Repl, ReplOptions};
-use wrepl::runtime::{
-    Ambient, CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, SandboxOptions, ToolBinding,
-};
+use wrepl::testing::CallLog;
+use wrepl::{Ambient, EngineOptions, EvalOptions, EvalResult, Limits, Repl, ReplBuilder, SandboxEngine};
+
+pub use wrepl::testing::TEST_TOOLS;
 
 /// One engine for all tests that use default engine options.
 pub fn shared_engine() -> Arc<SandboxEngine> {
@@ -16,11 +16,21 @@ pub fn shared_engine() -> Arc<SandboxEngine> {
     ENGINE.get_or_init(|| Arc::new(SandboxEngine::new(EngineOptions::default()).expect("engine"))).clone()
 }
 
-/// Builds a [`Repl`] for a test.
-#[derive(Default)]
+/// A builder on the shared engine, rooted at the temporary directory.
+pub fn builder() -> ReplBuilder {
+    Repl::builder().engine(shared_engine()).roots([std::env::temp_dir()])
+}
+
+/// Builds a [`Repl`] for a test: no built-in tools unless asked for.
 pub struct TestSandbox {
     engine: Option<EngineOptions>,
-    options: ReplOptions,
+    builder: ReplBuilder,
+}
+
+impl Default for TestSandbox {
+    fn default() -> Self {
+        Self { engine: None, builder: Repl::builder().roots([std::env::temp_dir()]).without_builtin_tools() }
+    }
 }
 
 impl TestSandbox {
@@ -34,30 +44,33 @@ impl TestSandbox {
         self
     }
 
-    pub fn tools(mut self, handler: Arc<dyn CallHandler>, names: &[&str]) -> Self {
-        self.options.sandbox.handler = handler;
-        self.options.sandbox.tools =
-            names.iter().map(|n| ToolBinding { name: n.to_string(), global: n.to_string() }).collect();
+    /// Offer the test tools named `names` (of [`TEST_TOOLS`]), logging into `tools.log`.
+    pub fn tools(mut self, tools: Arc<TestTools>, names: &[&str]) -> Self {
+        for t in wrepl::testing::test_tools(&tools.log) {
+            if names.contains(&t.name()) {
+                self.builder = self.builder.tool(t);
+            }
+        }
         self
     }
 
     pub fn ambient(mut self, a: Arc<dyn Ambient>) -> Self {
-        self.options.sandbox.ambient = a;
+        self.builder = self.builder.ambient(a);
         self
     }
 
     pub fn hard_wall(mut self, d: Duration) -> Self {
-        self.options.hard_wall = d;
+        self.builder = self.builder.with_limits(|l| l.hard_wall = d);
         self
     }
 
-    pub fn sandbox_options(mut self, f: impl FnOnce(&mut SandboxOptions)) -> Self {
-        f(&mut self.options.sandbox);
+    pub fn limits(mut self, f: impl FnOnce(&mut Limits)) -> Self {
+        self.builder = self.builder.with_limits(f);
         self
     }
 
-    pub fn repl_options(mut self, f: impl FnOnce(&mut ReplOptions)) -> Self {
-        f(&mut self.options);
+    pub fn configure(mut self, f: impl FnOnce(ReplBuilder) -> ReplBuilder) -> Self {
+        self.builder = f(self.builder);
         self
     }
 
@@ -66,7 +79,7 @@ impl TestSandbox {
             Some(e) => Arc::new(SandboxEngine::new(e).expect("engine")),
             None => shared_engine(),
         };
-        Repl::with_engine(engine, self.options).await.expect("repl")
+        self.builder.engine(engine).build().await.expect("repl")
     }
 }
 
@@ -92,39 +105,11 @@ pub fn err(r: &EvalResult) -> (String, String) {
     (e.name.clone(), e.message.clone())
 }
 
-/// Test tools: `t` echoes its input on the next poll; `sleep` echoes after
-/// `input.ms` milliseconds; `fail` fails; `hang` never completes. Every
-/// started call is logged.
+/// The test tools' call log (the tools are wrepl's own, `wrepl::testing`,
+/// shared with the benchmarks): every started call is logged.
 #[derive(Default)]
 pub struct TestTools {
-    pub log: Mutex<Vec<(String, String)>>,
-}
-
-pub const TEST_TOOLS: &[&str] = &["t", "sleep", "fail", "hang"];
-
-impl CallHandler for TestTools {
-    fn start(&self, tool: &str, input: &str) -> Result<CallFuture, CallFailure> {
-        self.log.lock().unwrap().push((tool.to_string(), input.to_string()));
-        let input = input.to_string();
-        match tool {
-            "t" => Ok(Box::pin(async move {
-                tokio::task::yield_now().await;
-                Ok(input)
-            })),
-            "sleep" => {
-                let v: serde_json::Value =
-                    serde_json::from_str(&input).map_err(|e| CallFailure::new("invalid-input", e.to_string()))?;
-                let ms = v.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
-                Ok(Box::pin(async move {
-                    tokio::time::sleep(Duration::from_millis(ms)).await;
-                    Ok(input)
-                }))
-            }
-            "fail" => Ok(Box::pin(async move { Err(CallFailure::new("failed", "this tool always fails")) })),
-            "hang" => Ok(Box::pin(std::future::pending())),
-            other => Err(CallFailure::new("unknown-tool", format!("no tool {other}"))),
-        }
-    }
+    pub log: CallLog,
 }
 
 pub fn test_tools() -> Arc<TestTools> {

@@ -7,26 +7,17 @@ use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::json;
-use wrepl::pipeline::dispatcher::{js_global_for, Dispatcher, PipelineConfig};
-use wrepl::pipeline::settings::Settings;
-use wrepl::repl::ReplOptions;
-use wrepl::tools::{builtin_tools, Workspace};
-use wrepl::types::{declarations, dispatcher_signatures, ToolSignature};
-use wrepl::Repl;
+use wrepl::dts::{declarations, dispatcher_signatures, ToolSignature};
+use wrepl::{js_global_for, Dispatcher, ReplBuilder};
 
-use crate::support::{ev, shared_engine};
+use crate::support::{builder, ev};
+
+fn template(dir: &Path) -> ReplBuilder {
+    builder().roots([dir]).session_id("types")
+}
 
 fn dispatcher(dir: &Path) -> Arc<Dispatcher> {
-    let config = PipelineConfig {
-        settings: Settings::default(),
-        allow: Vec::new(),
-        deny: Vec::new(),
-        workspace: Arc::new(Workspace::new([dir]).unwrap()),
-        approver: None,
-        events: None,
-        session_id: "types".into(),
-    };
-    Arc::new(Dispatcher::new(config, builtin_tools()).unwrap())
+    template(dir).dispatcher().unwrap()
 }
 
 /// The TypeScript compiler of `tests/node`, or `None` (with a note) when it
@@ -119,10 +110,7 @@ async fn builtin_declarations_type_check() {
     });
 
     // A tool a script registered in a real sandbox.
-    let mut repl =
-        Repl::with_engine(shared_engine(), ReplOptions { dispatcher: Some(d.clone()), ..Default::default() })
-            .await
-            .unwrap();
+    let mut repl = template(tmp.path()).build().await.unwrap();
     let r = ev(
         &mut repl,
         "registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, ({n}) => n * 2)",

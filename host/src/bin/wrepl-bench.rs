@@ -14,80 +14,22 @@
 //! means a fresh component instance plus guest initialisation.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value as J};
-use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
-use wrepl::pipeline::settings::Settings;
-use wrepl::runtime::{EngineOptions, SandboxEngine};
-use wrepl::tools::{Tool, ToolContext, ToolFuture, ToolOutput, Workspace};
-use wrepl::{EvalOptions, Repl, ReplOptions};
+use wrepl::{EngineOptions, EvalOptions, Repl, ReplBuilder, SandboxEngine, Settings};
 
 const ENGINE: &str = "wrepl: QuickJS-ng via rquickjs 0.14.0 (disable-assertions, opt-level 3) in a wasm32 \
                       component on wasmtime 48.0.8 (Cranelift, pooling allocator), host functions as Tools \
                       through the wrepl Dispatcher (schema validation + permissions), tokio multi-thread";
-
-/// `t(x)`: echoes its input.
-struct Echo;
-
-impl Tool for Echo {
-    fn name(&self) -> &str {
-        "t"
-    }
-    fn description(&self) -> &str {
-        "benchmark: echo the input"
-    }
-    fn input_schema(&self) -> J {
-        json!({"type": "object"})
-    }
-    fn read_only(&self, _: &J) -> bool {
-        true
-    }
-    fn concurrency_safe(&self, _: &J) -> bool {
-        true
-    }
-    fn idempotent(&self) -> bool {
-        true
-    }
-    fn call(&self, input: J, _ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move { Ok(ToolOutput::new(input, "")) })
-    }
-}
-
-/// `sleep({ms})`: echoes its input after `ms` on a real tokio timer.
-struct Sleep;
-
-impl Tool for Sleep {
-    fn name(&self) -> &str {
-        "sleep"
-    }
-    fn description(&self) -> &str {
-        "benchmark: sleep ms milliseconds, then echo the input"
-    }
-    fn input_schema(&self) -> J {
-        json!({"type": "object", "properties": {"ms": {"type": "number", "minimum": 0}}})
-    }
-    fn read_only(&self, _: &J) -> bool {
-        true
-    }
-    fn concurrency_safe(&self, _: &J) -> bool {
-        true
-    }
-    fn call(&self, input: J, _ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move {
-            let ms = input.get("ms").and_then(J::as_f64).unwrap_or(0.0).max(0.0);
-            tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
-            Ok(ToolOutput::new(input, ""))
-        })
-    }
-}
 
 type R<T> = Result<T, String>;
 
 #[derive(Clone)]
 struct Bench {
     engine: Arc<SandboxEngine>,
-    dispatcher: Arc<Dispatcher>,
+    /// The template every sandbox is built from (its pipeline compiled once).
+    builder: ReplBuilder,
     /// JS heap limit for new sandboxes (`None`: wrepl's default, 64 MiB).
     js_memory_limit: Option<u64>,
 }
@@ -96,31 +38,35 @@ struct Bench {
 /// (W5 builds 200k objects plus a 7.5 MB JSON string and its parsed copy).
 const RAISED_JS_HEAP: u64 = 224 << 20;
 
-fn dispatcher(settings: &str) -> R<Arc<Dispatcher>> {
-    let config = PipelineConfig {
-        settings: Settings::from_json(settings).map_err(|e| format!("settings: {e}"))?,
-        allow: vec!["t".into(), "sleep".into()],
-        deny: Vec::new(),
-        workspace: Arc::new(Workspace::new([std::env::temp_dir()]).map_err(|e| format!("workspace: {e}"))?),
-        approver: None,
-        events: None,
-        session_id: "wrepl-bench".into(),
-    };
-    let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(Echo), Arc::new(Sleep)];
-    Ok(Arc::new(Dispatcher::new(config, tools).map_err(|e| format!("dispatcher: {e}"))?))
+/// The sandbox template: the test tools `t` and `sleep` (wrepl's own, shared
+/// with its tests) granted, the given settings, a temporary-directory root.
+fn builder(engine: &Arc<SandboxEngine>, settings: &str) -> R<ReplBuilder> {
+    let settings = Settings::from_json(settings).map_err(|e| format!("settings: {e}"))?;
+    let b = Repl::builder()
+        .engine(engine.clone())
+        .roots([std::env::temp_dir()])
+        .settings(settings)
+        .without_builtin_tools()
+        .tool(Arc::new(wrepl::testing::echo()))
+        .tool(Arc::new(wrepl::testing::sleep()))
+        .allow(["t", "sleep"])
+        .session_id("wrepl-bench");
+    // Compile the pipeline now, so the first sandbox does not pay for it.
+    b.dispatcher().map_err(|e| format!("dispatcher: {e}"))?;
+    Ok(b)
 }
 
 impl Bench {
-    async fn repl_with(&self, d: &Arc<Dispatcher>) -> R<Repl> {
-        let mut opts = ReplOptions { dispatcher: Some(d.clone()), ..Default::default() };
-        if let Some(limit) = self.js_memory_limit {
-            opts.sandbox.js_memory_limit = limit;
-        }
-        Repl::with_engine(self.engine.clone(), opts).await.map_err(|e| format!("new repl: {e}"))
+    async fn repl_with(&self, b: &ReplBuilder) -> R<Repl> {
+        let b = match self.js_memory_limit {
+            Some(limit) => b.clone().with_limits(|l| l.js_memory = limit),
+            None => b.clone(),
+        };
+        b.build().await.map_err(|e| format!("new repl: {e}"))
     }
 
     async fn repl(&self) -> R<Repl> {
-        self.repl_with(&self.dispatcher).await
+        self.repl_with(&self.builder).await
     }
 }
 
@@ -169,7 +115,7 @@ fn num(w: &J, key: &str, dflt: u64) -> u64 {
 }
 
 /// One cold-sandbox iteration: new Repl (instantiate + init), eval, read, drop.
-async fn cold_once(b: &Bench, d: &Arc<Dispatcher>, code: &str) -> R<(f64, J)> {
+async fn cold_once(b: &Bench, d: &ReplBuilder, code: &str) -> R<(f64, J)> {
     let t0 = Instant::now();
     let mut repl = b.repl_with(d).await?;
     let v = eval(&mut repl, code).await?;
@@ -192,7 +138,7 @@ async fn tool_calls_with_hook(b: &Bench, code: &str, calls: u64) -> R<J> {
     const HOOK_CALLS: u64 = 500;
     let settings =
         json!({"hooks": {"PreToolUse": [{"matcher": "t", "hooks": [{"type": "command", "command": "true"}]}]}});
-    let d = dispatcher(&settings.to_string())?;
+    let d = builder(&b.engine, &settings.to_string())?;
     let small = code.replacen(&calls.to_string(), &HOOK_CALLS.to_string(), 1);
     if small == code {
         return Err(format!("cannot find the call count {calls} in the code"));
@@ -218,7 +164,7 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
             let mut samples = Vec::with_capacity(iters as usize);
             let mut check = J::Null;
             for i in 0..warmup + iters {
-                let (dt, v) = cold_once(b, &b.dispatcher, code).await?;
+                let (dt, v) = cold_once(b, &b.builder, code).await?;
                 check = v;
                 if i >= warmup {
                     samples.push(dt);
@@ -228,7 +174,7 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
             let mut fresh_d = Vec::with_capacity(iters as usize);
             for _ in 0..iters.min(100) {
                 let t0 = Instant::now();
-                let d = dispatcher("{}")?;
+                let d = builder(&b.engine, "{}")?;
                 cold_once(b, &d, code).await?;
                 fresh_d.push(t0.elapsed().as_secs_f64() * 1e6);
             }
@@ -236,7 +182,7 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
                 "iterations": samples.len(),
                 "mean_us": samples.iter().sum::<f64>() / samples.len() as f64,
                 "p10_us": quantile(&samples, 0.1), "p90_us": quantile(&samples, 0.9),
-                "dispatcher": "one Dispatcher shared by all sandboxes, like the engine",
+                "dispatcher": "one compiled pipeline (tool schemas, rules, hooks) shared by all sandboxes, like the engine; per-context state is each sandbox's own",
                 "with_new_dispatcher_median_us": median(&fresh_d)}}))
         }
         "warm_eval" => {
@@ -340,7 +286,8 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     let bench = rt.block_on(async {
         let engine = Arc::new(SandboxEngine::new(EngineOptions::default()).map_err(|e| format!("engine: {e}"))?);
-        Ok::<_, String>(Bench { engine, dispatcher: dispatcher("{}")?, js_memory_limit: None })
+        let builder = builder(&engine, "{}")?;
+        Ok::<_, String>(Bench { engine, builder, js_memory_limit: None })
     });
     let mut results = serde_json::Map::new();
     for id in wanted {

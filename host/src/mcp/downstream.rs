@@ -34,6 +34,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 
+use crate::process::{EnvPolicy, ProcessGroup};
 use crate::text::floor_char_boundary;
 use crate::tools::{Media, ProgressFn, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolProgress};
 
@@ -443,34 +444,6 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
     }
 }
 
-/// A server child process in its own process group; the group is killed
-/// when this is dropped.
-struct ChildGuard {
-    child: tokio::process::Child,
-    /// The child's pid, which is also its process group id.
-    pgid: Option<i32>,
-}
-
-impl ChildGuard {
-    fn kill_group(&mut self) {
-        // `id()` is `Some` until the child is reaped, so the group id cannot
-        // have been reused yet.
-        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-        let _ = self.child.start_kill();
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        self.kill_group();
-    }
-}
-
 /// Keeps the last [`STDERR_TAIL_BYTES`] of a child's stderr (for error
 /// messages) and forwards it, line-prefixed, to wrepl's stderr (never stdout).
 fn spawn_stderr_pump(
@@ -513,7 +486,9 @@ struct ServerConn {
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
     progress: Arc<ProgressRouter>,
-    child: Mutex<Option<ChildGuard>>,
+    /// The server's child process (command servers); its group is killed
+    /// when this is dropped.
+    child: Mutex<Option<ProcessGroup>>,
     /// Set when the server sent a message over [`MAX_MESSAGE_BYTES`].
     oversized: Arc<AtomicBool>,
     stderr_tail: Arc<Mutex<String>>,
@@ -547,7 +522,7 @@ impl ServerConn {
         }
         if let Ok(mut c) = self.child.lock() {
             if let Some(c) = c.as_mut() {
-                c.kill_group();
+                c.kill();
             }
         }
     }
@@ -559,19 +534,14 @@ impl ServerConn {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
         }
         let child = self.child.lock().ok().and_then(|mut c| c.take());
-        if let Some(mut guard) = child {
-            if tokio::time::timeout(Duration::from_secs(2), guard.child.wait()).await.is_err() {
-                guard.kill_group();
-                let _ = tokio::time::timeout(Duration::from_secs(2), guard.child.wait()).await;
+        if let Some(mut group) = child {
+            if tokio::time::timeout(Duration::from_secs(2), group.wait()).await.is_err() {
+                group.kill();
+                let _ = tokio::time::timeout(Duration::from_secs(2), group.wait()).await;
             }
             // Whatever the leader left behind in its group goes too. The group
             // id cannot be reused while any member is alive.
-            if let Some(pgid) = guard.pgid {
-                // SAFETY: kill(2) has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
+            group.kill();
         }
     }
 }
@@ -690,7 +660,7 @@ impl Downstream {
         self.servers
             .iter()
             .filter_map(|s| {
-                let pid = s.child.lock().ok()?.as_ref()?.child.id()?;
+                let pid = s.child.lock().ok()?.as_ref()?.id()?;
                 Some((s.name.clone(), pid))
             })
             .collect()
@@ -715,29 +685,23 @@ async fn connect_one(name: &str, server: ServerConfig) -> Result<Connected, Stri
     match server.transport {
         ServerTransport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(&command);
-            cmd.args(&args).env_clear();
-            for k in INHERITED_ENV {
-                if let Some(v) = std::env::var_os(k) {
-                    cmd.env(k, v);
-                }
-            }
-            cmd.envs(&env);
+            cmd.args(&args);
             if let Some(cwd) = &cwd {
                 cmd.current_dir(cwd);
             }
-            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-            cmd.process_group(0);
-            let mut child = cmd.spawn().map_err(|e| format!("cannot start {command:?}: {e}"))?;
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let policy = EnvPolicy::only(INHERITED_ENV).set_all(&env);
+            let mut group =
+                ProcessGroup::spawn(&mut cmd, &policy).map_err(|e| format!("cannot start {command:?}: {e}"))?;
+            let child = group.child_mut();
             let (Some(stdout), Some(stdin), Some(stderr)) =
                 (child.stdout.take(), child.stdin.take(), child.stderr.take())
             else {
                 return Err("the child process has no stdio pipes".into());
             };
-            let pgid = child.id().and_then(|p| i32::try_from(p).ok());
-            let guard = ChildGuard { child, pgid };
             let tail: Arc<Mutex<String>> = Arc::default();
             let pump = spawn_stderr_pump(name.to_string(), stderr, tail.clone());
-            start(name, Box::new(stdout), Box::new(stdin), Some((guard, pump)), tail, server.timeout).await
+            start(name, Box::new(stdout), Box::new(stdin), Some((group, pump)), tail, server.timeout).await
         }
         ServerTransport::Http { url, headers } => {
             ensure_crypto_provider();
@@ -765,7 +729,7 @@ async fn start(
     name: &str,
     read: Box<dyn AsyncRead + Send + Unpin>,
     write: Box<dyn AsyncWrite + Send + Unpin>,
-    child: Option<(ChildGuard, tokio::task::JoinHandle<()>)>,
+    child: Option<(ProcessGroup, tokio::task::JoinHandle<()>)>,
     tail: Arc<Mutex<String>>,
     timeout: Option<Duration>,
 ) -> Result<Connected, String> {
@@ -801,7 +765,7 @@ async fn finish(
     name: &str,
     service: RunningService<RoleClient, Client>,
     progress: Arc<ProgressRouter>,
-    child: Option<ChildGuard>,
+    child: Option<ProcessGroup>,
     oversized: Arc<AtomicBool>,
     stderr_tail: Arc<Mutex<String>>,
     timeout: Option<Duration>,
@@ -1150,7 +1114,7 @@ async fn call_remote(conn: &ServerConn, tool: String, input: Value, ctx: ToolCon
         }));
     }
     let value = result.structured_content.unwrap_or_else(|| Value::String(text.clone()));
-    Ok(ToolOutput { value, text, media })
+    Ok(ToolOutput::new(value, text).with_media(media))
 }
 
 /// `image/<subtype>` with a plain subtype.

@@ -22,22 +22,21 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::pipeline::dispatcher::{Approver, CallRecord, Dispatcher, PipelineConfig, PipelineError};
+use crate::pipeline::dispatcher::{Approver, CallRecord, FrontCall, FrontDefault};
 use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
-use crate::pipeline::hooks::{HookContext, HookEvent, HookRunner};
-use crate::pipeline::settings::Settings;
-use crate::repl::{cap_text, parse_timeout, EvalOptions, EvalResult, Repl, ReplError, ReplOptions, SessionConfig};
+use crate::repl::{
+    cap_text, parse_timeout, EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport, SessionConfig,
+    REGISTERED_PREFIX,
+};
 use crate::replay::store::LogStore;
-use crate::runtime::{CancelToken, SandboxEngine};
+use crate::runtime::{CancelToken, RegisteredTool};
 use crate::tools::sampling::{SampleError, SampleRequest, Sampler};
-use crate::tools::{builtin_tools_with, Media, Tool, Workspace};
+use crate::tools::Media;
 
 /// Name of the REPL tool.
 pub const REPL_TOOL: &str = "repl";
 /// Name of the async-mode polling tool.
 pub const RESULT_TOOL: &str = "repl_result";
-/// Prefix of script-registered tools.
-pub const REGISTERED_PREFIX: &str = "eval_registered__";
 /// Async mode: queued plus running evaluations per context.
 pub const MAX_ASYNC_EVALS: usize = 8;
 /// Async mode: finished evaluations kept for polling.
@@ -49,10 +48,11 @@ pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Errors starting the server.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The pipeline could not be built (bad settings or tools).
     #[error(transparent)]
-    Pipeline(#[from] PipelineError),
+    Repl(#[from] ReplError),
     /// The transport failed.
     #[error("MCP transport: {0}")]
     Transport(String),
@@ -63,21 +63,10 @@ pub enum ServeError {
 
 /// What every connection of one server shares.
 pub struct ServerOptions {
-    /// The engine all contexts run on.
-    pub engine: Arc<SandboxEngine>,
-    /// Template of each connection's REPL (its `dispatcher` and `session`
-    /// are set per connection).
-    pub repl: ReplOptions,
-    /// Permissions, hooks, isolation.
-    pub settings: Settings,
-    /// Extra allow rules.
-    pub allow: Vec<String>,
-    /// Extra deny rules.
-    pub deny: Vec<String>,
-    /// Workspace roots.
-    pub workspace: Arc<Workspace>,
-    /// Tools besides the built-ins (e.g. downstream MCP servers' tools).
-    pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// Template of each connection's REPL: roots, settings, rules, tools,
+    /// limits, engine. Per connection, the server adds the client as
+    /// approver and sampler, its progress sink and its session.
+    pub builder: ReplBuilder,
     /// Where sessions are recorded (`None`: not durable).
     pub store: Option<Arc<dyn LogStore>>,
     /// Session to resume and record into (stdio: one connection). Without
@@ -89,31 +78,25 @@ pub struct ServerOptions {
     pub repl_enabled: bool,
     /// Sessions held by a live connection (one writer per session log).
     pub live_sessions: Mutex<std::collections::HashSet<String>>,
-    /// Async mode: the settings' hooks, run with tool name `repl` when an
-    /// evaluation settles (see [`ServerOptions::new`]).
-    pub settle_hooks: Option<HookRunner>,
 }
 
 impl ServerOptions {
-    /// Options with the defaults: REPL enabled, synchronous, no store, no
-    /// extra tools; `settle_hooks` compiled from `settings`.
-    pub fn new(engine: Arc<SandboxEngine>, settings: Settings, workspace: Arc<Workspace>) -> Result<Self, ServeError> {
-        let settle_hooks = Some(HookRunner::new(settings.hooks.clone()).map_err(PipelineError::from)?);
+    /// Options with the defaults: REPL enabled, synchronous, no store. The
+    /// builder's pipeline is compiled here, so bad settings fail at start.
+    pub fn new(builder: ReplBuilder) -> Result<Self, ServeError> {
+        builder.dispatcher()?;
         Ok(Self {
-            engine,
-            repl: ReplOptions::default(),
-            settings,
-            allow: Vec::new(),
-            deny: Vec::new(),
-            workspace,
-            extra_tools: Vec::new(),
+            builder,
             store: None,
             session: None,
             async_mode: false,
             repl_enabled: true,
             live_sessions: Default::default(),
-            settle_hooks,
         })
+    }
+
+    fn text_cap(&self) -> usize {
+        self.builder.current_limits().text_cap
     }
 }
 
@@ -167,7 +150,7 @@ struct Connection {
     progress: Mutex<Option<ProgressTarget>>,
     progress_tx: tokio::sync::mpsc::UnboundedSender<(Peer<RoleServer>, ProgressNotificationParam)>,
     state: tokio::sync::Mutex<ConnState>,
-    registered: Mutex<Vec<crate::runtime::RegisteredTool>>,
+    registered: Mutex<Vec<RegisteredTool>>,
     book: Mutex<AsyncBook>,
     queue: tokio::sync::mpsc::UnboundedSender<(String, String, Option<Duration>)>,
 }
@@ -188,20 +171,11 @@ impl std::fmt::Debug for WreplServer {
     }
 }
 
-fn random_hex(n: usize) -> String {
-    let mut b = vec![0u8; n];
-    if getrandom::fill(&mut b).is_err() {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        return format!("{t:x}");
-    }
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 impl WreplServer {
     /// A handler for one new connection. Must be called inside a tokio
     /// runtime (it starts the connection's progress and async-eval tasks).
     pub fn new(options: Arc<ServerOptions>) -> Self {
-        let name = options.session.clone().unwrap_or_else(|| format!("mcp-{}", random_hex(8)));
+        let name = options.session.clone().unwrap_or_else(|| format!("mcp-{}", crate::ids::short_id()));
         let (progress_tx, mut progress_rx) =
             tokio::sync::mpsc::unbounded_channel::<(Peer<RoleServer>, ProgressNotificationParam)>();
         // One forwarding task keeps progress notifications in order.
@@ -258,23 +232,13 @@ async fn async_worker(
             *s = AsyncState::Running;
         }
         let opts = EvalOptions { timeout, ..EvalOptions::default() };
-        let outcome = c.run_eval(&code, opts, None).await;
-        let (mut value, mut failed) = match outcome {
-            Ok(settled) => {
-                let failed = settled.result.failed();
-                let out = outer_result(&code, &settled, c.options.repl.text_cap);
+        let (value, failed) = match c.run_repl(&code, opts, None).await {
+            Ok(out) => {
+                let failed = out.is_error == Some(true);
                 (json!({"eval_id": id, "status": "done", "is_error": failed, "result": to_value(&out)}), failed)
             }
             Err(e) => (json!({"eval_id": id, "status": "done", "is_error": true, "error": e.to_string()}), true),
         };
-        // On settle, PostToolUse hooks matching `repl` see the result; a
-        // blocking one withholds it (with its reason) from the model.
-        if let Some(reason) = c.settle_hooks(&id, &code, &value).await {
-            value = json!({"eval_id": id, "status": "done", "is_error": true, "error": format!(
-                "the result of {id} was withheld by a PostToolUse hook on settle: {reason}"
-            )});
-            failed = true;
-        }
         {
             let mut book = lock(&c.book);
             book.active.retain(|x| x != &id);
@@ -414,15 +378,13 @@ impl Connection {
     async fn ensure_repl<'a>(
         self: &Arc<Self>,
         state: &'a mut ConnState,
-    ) -> Result<(&'a mut Repl, Option<crate::repl::RestoreReport>), ReplError> {
+    ) -> Result<(&'a mut Repl, Option<RestoreReport>), ReplError> {
         let mut restore = None;
         if state.repl.is_none() {
             let name = lock(&self.name).clone();
             if !*lock(&self.claimed) {
                 if !lock(&self.options.live_sessions).insert(name.clone()) {
-                    return Err(ReplError::Session(format!(
-                        "session {name:?} is in use by another connection (one connection per session)"
-                    )));
+                    return Err(ReplError::SessionBusy(name));
                 }
                 *lock(&self.claimed) = true;
             }
@@ -433,28 +395,22 @@ impl Connection {
                     c.progress_event(e);
                 }
             });
-            let sampler: Arc<dyn Sampler> = Arc::new(McpSampler { conn: me.clone() });
-            let mut tools = builtin_tools_with(Some(sampler));
-            tools.extend(self.options.extra_tools.iter().cloned());
-            let config = PipelineConfig {
-                settings: self.options.settings.clone(),
-                allow: self.options.allow.clone(),
-                deny: self.options.deny.clone(),
-                workspace: self.options.workspace.clone(),
-                approver: Some(Arc::new(McpApprover { conn: me })),
-                events: Some(events),
-                session_id: name.clone(),
-            };
-            let dispatcher =
-                Dispatcher::new(config, tools).map_err(|e| ReplError::InvalidInput(format!("pipeline: {e}")))?;
-            let mut options = self.options.repl.clone();
-            options.dispatcher = Some(Arc::new(dispatcher));
-            options.session = self.options.store.as_ref().map(|store| SessionConfig {
+            let session = self.options.store.as_ref().map(|store| SessionConfig {
                 name: name.clone(),
                 store: store.clone(),
                 boundary: "main".into(),
             });
-            let repl = Repl::with_engine(self.options.engine.clone(), options).await?;
+            let repl = self
+                .options
+                .builder
+                .clone()
+                .sampler(Arc::new(McpSampler { conn: me.clone() }))
+                .approver(Arc::new(McpApprover { conn: me }))
+                .events(events)
+                .session_id(name.clone())
+                .session_config(session)
+                .build()
+                .await?;
             restore = repl.restore_report().cloned();
             *lock(&self.registered) = repl.registered_tools();
             state.repl = Some(repl);
@@ -490,22 +446,49 @@ impl Connection {
         }
     }
 
-    /// Run one evaluation of the REPL.
-    /// Run one evaluation of the REPL; progress goes to `progress` (set
-    /// once the context is ours, so concurrent calls do not mix tokens).
-    async fn run_eval(
+    /// The model's call of the `repl` tool: admitted by the pipeline like
+    /// any call (a deny rule or a PreToolUse hook on `repl` stops it; a hook
+    /// may rewrite the code), evaluated, and settled (PostToolUse hooks on
+    /// `repl` see the structured result; one that blocks withholds it).
+    /// Progress goes to `progress` (set once the context is ours, so
+    /// concurrent calls do not mix tokens).
+    async fn run_repl(
         self: &Arc<Self>,
         code: &str,
         opts: EvalOptions,
         progress: Option<ProgressTarget>,
-    ) -> Result<Settled, ReplError> {
+    ) -> Result<CallToolResult, ReplError> {
         let mut state = self.state.lock().await;
         *lock(&self.progress) = progress;
+        let text_cap = self.options.text_cap();
         let outcome = async {
             let (repl, restore) = self.ensure_repl(&mut state).await?;
-            let r = repl.eval(code, opts).await?;
-            let defs = new_definitions(repl, &r);
-            Ok(Settled { result: r, restore, new_tools: defs })
+            let dispatcher = repl.dispatcher().clone();
+            let call = FrontCall {
+                tool: REPL_TOOL.into(),
+                input: json!({"code": code}),
+                schema: Value::Object(repl_schema()),
+                default: FrontDefault::Allow,
+            };
+            let admission = match dispatcher.admit(call).await {
+                Ok(a) => a,
+                Err(refusal) => return Ok(input_error(format!("wrepl: {}", refusal.failure.message))),
+            };
+            let code = admission.input()["code"].as_str().unwrap_or_default().to_string();
+            let r = repl.eval(&code, opts).await?;
+            let new_tools = new_definitions(repl, &r);
+            let settled = Settled { result: r, restore, new_tools };
+            let out = outer_result(&code, &settled, text_cap);
+            let response = out.structured_content.clone().unwrap_or(Value::Null);
+            let text = out.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<String>();
+            let verdict = if settled.result.failed() { Err(text) } else { Ok((response, text)) };
+            let settlement = dispatcher.settle(admission, verdict).await;
+            Ok(match settlement.blocked {
+                Some(reason) => {
+                    input_error(format!("the result of {REPL_TOOL} was withheld by a PostToolUse hook: {reason}"))
+                }
+                None => out,
+            })
         }
         .await;
         *lock(&self.progress) = None;
@@ -524,21 +507,6 @@ impl Connection {
         let r = repl.call_registered(name, input, opts).await?;
         let defs = new_definitions(repl, &r);
         Ok(Settled { result: r, restore, new_tools: defs })
-    }
-
-    /// Run the PostToolUse hooks for `repl` on a settled async evaluation;
-    /// `Some(reason)` when one blocks.
-    async fn settle_hooks(&self, id: &str, code: &str, value: &Value) -> Option<String> {
-        let runner = self.options.settle_hooks.as_ref()?;
-        if !runner.has_hooks(HookEvent::PostToolUse, REPL_TOOL) {
-            return None;
-        }
-        let name = lock(&self.name).clone();
-        let cwd = self.options.workspace.default_cwd().to_path_buf();
-        let ctx = HookContext { session_id: &name, tool_name: REPL_TOOL, tool_use_id: id, cwd: &cwd };
-        let response = value.get("result").and_then(|r| r.get("structuredContent")).cloned().unwrap_or(Value::Null);
-        let outcome = runner.post_tool_use(&ctx, &json!({"code": code}), &response).await;
-        outcome.block_reason
     }
 
     /// Tell the client when the registered tools changed.
@@ -619,12 +587,12 @@ pub struct Settled {
     /// The evaluation.
     pub result: EvalResult,
     /// What resuming the session found, on the first evaluation after it.
-    pub restore: Option<crate::repl::RestoreReport>,
+    pub restore: Option<RestoreReport>,
     /// Definitions of the tools this evaluation registered.
-    pub new_tools: Vec<crate::runtime::RegisteredTool>,
+    pub new_tools: Vec<RegisteredTool>,
 }
 
-fn new_definitions(repl: &Repl, r: &EvalResult) -> Vec<crate::runtime::RegisteredTool> {
+fn new_definitions(repl: &Repl, r: &EvalResult) -> Vec<RegisteredTool> {
     if r.new_tools.is_empty() {
         return Vec::new();
     }
@@ -794,12 +762,9 @@ impl WreplServer {
             count: 0,
         });
         let opts = EvalOptions { timeout: Some(timeout), cancel, ..EvalOptions::default() };
-        let outcome = self.conn.run_eval(&code, opts, progress).await;
+        let outcome = self.conn.run_repl(&code, opts, progress).await;
         watcher.abort();
-        let result = match outcome {
-            Ok(settled) => outer_result(&code, &settled, self.conn.options.repl.text_cap),
-            Err(e) => input_error(format!("wrepl: {e}")),
-        };
+        let result = outcome.unwrap_or_else(|e| input_error(format!("wrepl: {e}")));
         self.conn.announce_tool_changes().await;
         result
     }
@@ -880,9 +845,7 @@ impl WreplServer {
             self.conn.run_registered(name, Value::Object(args), EvalOptions { cancel, ..EvalOptions::default() }).await;
         watcher.abort();
         let result = match outcome {
-            Ok(settled) => {
-                outer_result(&format!("{REGISTERED_PREFIX}{name}"), &settled, self.conn.options.repl.text_cap)
-            }
+            Ok(settled) => outer_result(&format!("{REGISTERED_PREFIX}{name}"), &settled, self.conn.options.text_cap()),
             Err(e) => input_error(format!("wrepl: {e}")),
         };
         self.conn.announce_tool_changes().await;

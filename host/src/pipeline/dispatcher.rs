@@ -4,7 +4,7 @@
 //! PostToolUse / PostToolUseFailure hooks → progress events and a record.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,10 +15,11 @@ use tokio_util::sync::CancellationToken;
 use super::events::{EventSink, Phase, ProgressEvent};
 use super::hooks::{HookContext, HookEvent, HookRunner};
 use super::latch::IsolationLatch;
-use super::permissions::{Decision, PermissionRequest, PermissionRules};
+use super::permissions::{Decision, Matched, PermissionRequest, PermissionRules, RuleKinds};
 use super::settings::{Settings, SettingsError};
-use crate::runtime::{CallFailure, CallFuture, CallHandler, ToolBinding};
-use crate::tools::{Media, Tool, ToolContext, ToolError, ToolOutput, Workspace};
+use crate::ids;
+use crate::runtime::{CallFailure, CallFuture, CallHandler, FailureKind, ToolBinding};
+use crate::tools::{Media, ProgressFn, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolProgress, Workspace};
 
 /// The hard limit no watchdog may reach (the REPL's wall clock ends such calls).
 pub const HARD_LIMIT: Duration = Duration::from_secs(600);
@@ -26,8 +27,6 @@ pub const HARD_LIMIT: Duration = Duration::from_secs(600);
 pub const MAX_IMAGES: usize = 8;
 /// Most PDFs kept per evaluation.
 pub const MAX_PDFS: usize = 4;
-/// Name of the internal working-directory call behind `chdir()`.
-pub const CHDIR: &str = "chdir";
 
 /// Watchdog for a native timeout: `ceil(native × 1.5) + 5000` ms, or none
 /// when that reaches the hard limit.
@@ -115,7 +114,7 @@ struct Scope {
 }
 
 /// Settings of a [`Dispatcher`].
-pub struct PipelineConfig {
+pub(crate) struct PipelineConfig {
     /// Permissions, hooks, isolation.
     pub settings: Settings,
     /// Extra allow rules (e.g. from `--allow`).
@@ -132,23 +131,126 @@ pub struct PipelineConfig {
     pub session_id: String,
 }
 
-/// The inner-call pipeline. Serves guest calls through [`CallHandler`].
+/// How a call the model makes of a tool wrepl serves itself is decided when
+/// no rule or hook decides it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontDefault {
+    /// Allowed (the `repl` tool itself: whoever started the server offered it).
+    Allow,
+    /// Always put to the approver with this question, even when an allow
+    /// rule or hook matches (script-registered tools); deny rules and hooks
+    /// still refuse first.
+    AlwaysAsk(String),
+}
+
+/// A call the model makes of a tool wrepl serves itself (the MCP `repl`
+/// tool, a script-registered tool): it passes the same stages as an inner
+/// call, but runs outside the pipeline (in the guest), between
+/// [`Dispatcher::admit`] and [`Dispatcher::settle`].
+#[derive(Debug, Clone)]
+pub struct FrontCall {
+    /// The name the model called (`repl`, `eval_registered__<name>`).
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+    /// The input's JSON Schema.
+    pub schema: Value,
+    /// What happens when no rule or hook decides.
+    pub default: FrontDefault,
+}
+
+/// A front call that passed every stage up to execution.
+#[derive(Debug)]
+pub struct Admission {
+    id: String,
+    tool: String,
+    input: Value,
+    started: Instant,
+    cwd: PathBuf,
+    /// Hook warnings so far.
+    pub warnings: Vec<String>,
+}
+
+impl Admission {
+    /// The input to run (after PreToolUse rewrites).
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+    /// The call's `toolu_…` id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A front call refused before it ran.
+#[derive(Debug)]
+pub struct Refusal {
+    /// Why.
+    pub failure: CallFailure,
+    /// Its record (input as given, the refusal as output).
+    pub record: CallRecord,
+    /// Hook warnings.
+    pub warnings: Vec<String>,
+}
+
+/// A front call after its PostToolUse stage.
+#[derive(Debug)]
+pub struct Settlement {
+    /// Its record.
+    pub record: CallRecord,
+    /// Set when a PostToolUse hook blocked the result (exit 2 / `decision:
+    /// block`): the reason the result is withheld.
+    pub blocked: Option<String>,
+    /// Hook warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Which policy a call is checked under.
+enum Gate<'a> {
+    /// An inner call of a pipeline tool.
+    Tool(&'a Registered),
+    /// A front call.
+    Front { validator: &'a jsonschema::Validator, default: &'a FrontDefault },
+}
+
+impl Gate<'_> {
+    fn validator(&self) -> &jsonschema::Validator {
+        match self {
+            Gate::Tool(r) => &r.input,
+            Gate::Front { validator, .. } => validator,
+        }
+    }
+}
+
+/// The inner-call pipeline. Serves guest calls through [`CallHandler`], and
+/// the model's calls of wrepl's own tools through [`Dispatcher::admit`] /
+/// [`Dispatcher::settle`].
+///
+/// The compiled policy (tools and their validators, rules, hooks) is shared
+/// by every context built from one [`crate::ReplBuilder`]; the per-context
+/// state (isolation latch, working directory, the evaluation's records) is
+/// each dispatcher's own.
 pub struct Dispatcher {
-    tools: BTreeMap<String, Registered>,
-    rules: PermissionRules,
-    hooks: HookRunner,
+    p: Arc<Policy>,
     latch: IsolationLatch,
-    workspace: Arc<Workspace>,
-    approver: Option<Arc<dyn Approver>>,
-    events: Option<EventSink>,
-    session_id: String,
     serial: Arc<tokio::sync::Mutex<()>>,
     scope: Arc<Mutex<Scope>>,
 }
 
+/// The immutable part of a pipeline.
+struct Policy {
+    tools: BTreeMap<String, Registered>,
+    rules: PermissionRules,
+    hooks: HookRunner,
+    workspace: Arc<Workspace>,
+    approver: Option<Arc<dyn Approver>>,
+    events: Option<EventSink>,
+    session_id: String,
+}
+
 impl std::fmt::Debug for Dispatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dispatcher").field("tools", &self.tools.keys().collect::<Vec<_>>()).finish_non_exhaustive()
+        f.debug_struct("Dispatcher").field("tools", &self.p.tools.keys().collect::<Vec<_>>()).finish_non_exhaustive()
     }
 }
 
@@ -156,41 +258,35 @@ fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, Pipeline
     jsonschema::validator_for(schema).map_err(|e| PipelineError::Schema { tool: tool.into(), message: e.to_string() })
 }
 
-/// A fresh `toolu_…` id (24 hex digits): a per-process random key from the OS
-/// mixed with a counter (splitmix64), so ids are unique within the process and
-/// unpredictable across processes without a system call per tool call.
-fn new_tool_use_id() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static KEY: OnceLock<(u64, u32)> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let (key, tag) = *KEY.get_or_init(|| {
-        let mut b = [0u8; 12];
-        if getrandom::fill(&mut b).is_err() {
-            // Unique, if not unpredictable: the time and the process id.
-            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            b[..8].copy_from_slice(&(t.as_nanos() as u64).to_le_bytes());
-            b[8..].copy_from_slice(&std::process::id().to_le_bytes());
-        }
-        let mut k = [0u8; 8];
-        k.copy_from_slice(&b[..8]);
-        let mut t = [0u8; 4];
-        t.copy_from_slice(&b[8..]);
-        (u64::from_le_bytes(k), u32::from_le_bytes(t))
-    });
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // splitmix64 of key + n: a bijection of n, so ids never repeat.
-    let mut z = key.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    format!("toolu_{z:016x}{:08x}", tag ^ (n >> 32) as u32)
+fn tool_failure(e: ToolError) -> CallFailure {
+    let kind = match &e {
+        ToolError::InvalidInput(_) => FailureKind::InvalidInput,
+        ToolError::PathEscape(_) => FailureKind::PathEscape,
+        ToolError::NotFound(_) => FailureKind::NotFound,
+        ToolError::Io(_) => FailureKind::Io,
+        ToolError::Timeout(_) => FailureKind::Timeout,
+        ToolError::Cancelled(_) => FailureKind::Aborted,
+        ToolError::Failed(_) => FailureKind::Failed,
+    };
+    CallFailure::new(kind, e.to_string())
 }
 
 impl Dispatcher {
     /// Build a dispatcher over `tools` (schemas compiled once).
-    pub fn new(config: PipelineConfig, tools: Vec<Arc<dyn Tool>>) -> Result<Self, PipelineError> {
-        let mut rules = PermissionRules::from_settings(&config.settings.permissions)?;
+    pub(crate) fn new(config: PipelineConfig, tools: Vec<Arc<dyn Tool>>) -> Result<Self, PipelineError> {
+        let mut map = BTreeMap::new();
+        for tool in tools {
+            let name = tool.name().to_string();
+            if map.contains_key(&name) {
+                return Err(PipelineError::Duplicate(name));
+            }
+            let input = compile(&name, &tool.input_schema())?;
+            let output = tool.output_schema().map(|s| compile(&name, &s)).transpose()?;
+            let fingerprint = crate::replay::store::fingerprint(&tool.input_schema());
+            map.insert(name, Registered { tool, fingerprint, input, output });
+        }
+        let kinds = RuleKinds::of(map.values().map(|r| &r.tool));
+        let mut rules = PermissionRules::from_settings_for(&config.settings.permissions, kinds)?;
         for r in &config.allow {
             rules.add_allow(r)?;
         }
@@ -199,42 +295,47 @@ impl Dispatcher {
         }
         let hooks = HookRunner::new(config.settings.hooks.clone())?;
         let latch = IsolationLatch::new(&config.settings.isolation)?;
-        let mut map = BTreeMap::new();
-        for tool in tools {
-            let name = tool.name().to_string();
-            if name == CHDIR || map.contains_key(&name) {
-                return Err(PipelineError::Duplicate(name));
-            }
-            let input = compile(&name, &tool.input_schema())?;
-            let output = tool.output_schema().map(|s| compile(&name, &s)).transpose()?;
-            let fingerprint = crate::replay::store::fingerprint(&tool.input_schema());
-            map.insert(name, Registered { tool, fingerprint, input, output });
-        }
-        let cwd = config.workspace.default_cwd().to_path_buf();
-        Ok(Self {
+        let policy = Policy {
             tools: map,
             rules,
             hooks,
-            latch,
             workspace: config.workspace,
             approver: config.approver,
             events: config.events,
             session_id: config.session_id,
-            serial: Arc::new(tokio::sync::Mutex::new(())),
-            scope: Arc::new(Mutex::new(Scope { cwd, cancel: CancellationToken::new(), calls: EvalCalls::default() })),
-        })
+        };
+        Ok(Self::with_state(Arc::new(policy), latch))
     }
 
-    /// The globals the guest installs: one per tool, named like the tool,
-    /// plus the internal `chdir` call.
+    fn with_state(p: Arc<Policy>, latch: IsolationLatch) -> Self {
+        let cwd = p.workspace.default_cwd().to_path_buf();
+        Self {
+            p,
+            latch,
+            serial: Arc::new(tokio::sync::Mutex::new(())),
+            scope: Arc::new(Mutex::new(Scope { cwd, cancel: CancellationToken::new(), calls: EvalCalls::default() })),
+        }
+    }
+
+    /// A dispatcher with the same policy and fresh per-context state (an
+    /// unlatched isolation latch, the default working directory): cheap, no
+    /// schema is compiled again.
+    pub(crate) fn sibling(&self) -> Self {
+        Self::with_state(self.p.clone(), self.latch.fresh())
+    }
+
+    /// The globals the guest installs: one per tool, named like the tool
+    /// (or as the tool asks, e.g. `chdir`'s internal `__wrepl_chdir`).
     pub fn bindings(&self) -> Vec<ToolBinding> {
         // Tool names that are not JavaScript identifiers (`mcp__srv__get-sum`)
         // get a global with every other character replaced by `_`, unless
         // that clashes with another tool's name or global.
-        let mut used: std::collections::HashSet<String> = self.tools.keys().cloned().collect();
+        let mut used: std::collections::HashSet<String> = self.p.tools.keys().cloned().collect();
         let mut b = Vec::new();
-        for name in self.tools.keys() {
-            let global = if is_js_identifier(name) {
+        for (name, reg) in &self.p.tools {
+            let global = if let Some(g) = reg.tool.global() {
+                g.to_string()
+            } else if is_js_identifier(name) {
                 name.clone()
             } else {
                 let g = js_global_for(name);
@@ -245,37 +346,36 @@ impl Dispatcher {
             };
             b.push(ToolBinding { name: name.clone(), global });
         }
-        b.push(ToolBinding { name: CHDIR.into(), global: "__wrepl_chdir".into() });
         b
     }
 
-    /// The registered tools.
+    /// The tools.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.values().map(|r| &r.tool)
+        self.p.tools.values().map(|r| &r.tool)
     }
 
     /// The workspace.
     pub fn workspace(&self) -> &Arc<Workspace> {
-        &self.workspace
+        &self.p.workspace
     }
 
     /// Start an evaluation: the working directory is reset to the first root.
-    pub fn begin_eval(&self) {
+    pub(crate) fn begin_eval(&self) {
         let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
-        s.cwd = self.workspace.default_cwd().to_path_buf();
+        s.cwd = self.p.workspace.default_cwd().to_path_buf();
         s.cancel = CancellationToken::new();
         s.calls = EvalCalls::default();
     }
 
     /// End an evaluation: stop what still runs and hand over the records.
-    pub fn finish_eval(&self) -> EvalCalls {
+    pub(crate) fn finish_eval(&self) -> EvalCalls {
         let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         s.cancel.cancel();
         std::mem::take(&mut s.calls)
     }
 
     fn emit(&self, id: &str, tool: &str, phase: Phase, message: Option<String>, started: Instant) {
-        if let Some(sink) = &self.events {
+        if let Some(sink) = &self.p.events {
             sink(&ProgressEvent {
                 tool_use_id: id.to_string(),
                 tool: tool.to_string(),
@@ -287,32 +387,21 @@ impl Dispatcher {
         }
     }
 
-    fn chdir(&self, input: &str) -> Result<CallFuture, CallFailure> {
-        let v: Value = serde_json::from_str(input).map_err(|e| CallFailure::new("invalid-input", e.to_string()))?;
-        let path = v
-            .get("path")
-            .and_then(Value::as_str)
-            .ok_or_else(|| CallFailure::new("invalid-input", "chdir needs a directory path"))?;
-        let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
-        let r = self.workspace.resolve_dir(&s.cwd, path).map_err(|e| CallFailure::new(e.kind(), e.to_string()))?;
-        s.cwd = r.abs.clone();
-        let out = json!(r.abs.display().to_string()).to_string();
-        Ok(Box::pin(async move { Ok(out) }))
-    }
-
-    /// Run one call through every stage. `Ok` is the JSON text the script
-    /// receives.
-    pub async fn dispatch(self: Arc<Self>, tool_name: String, mut input: Value) -> Result<String, CallFailure> {
-        let id = new_tool_use_id();
+    /// Run one inner call through every stage. `Ok` is the JSON text the
+    /// script receives.
+    pub(crate) async fn dispatch(self: Arc<Self>, tool_name: String, mut input: Value) -> Result<String, CallFailure> {
+        let id = ids::tool_use_id();
         let started = Instant::now();
         self.emit(&id, &tool_name, Phase::Start, None, started);
         let (cwd, eval_cancel) = {
             let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
             (s.cwd.clone(), s.cancel.clone())
         };
-        let result = self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started).await;
+        let mut warnings = Vec::new();
+        let result = self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started, &mut warnings).await;
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
+        scope.calls.warnings.append(&mut warnings);
         match result {
             Ok(out) => {
                 self.emit(&id, &tool_name, Phase::Complete, None, started);
@@ -334,6 +423,9 @@ impl Dispatcher {
                         ));
                     }
                 }
+                if let Some(dir) = out.cwd {
+                    scope.cwd = dir;
+                }
                 let (output, output_bytes, text) = bounded_record(scope.calls.record_bytes, &json, out.value, out.text);
                 let record = CallRecord { id, tool: tool_name, input, ok: true, output, text, duration_ms };
                 scope.calls.push_record(record, output_bytes);
@@ -341,88 +433,134 @@ impl Dispatcher {
             }
             Err(f) => {
                 self.emit(&id, &tool_name, Phase::Error, Some(f.message.clone()), started);
-                let output = json!({"kind": f.kind, "message": f.message});
-                let output_bytes = output.to_string().len();
-                let record =
-                    CallRecord { id, tool: tool_name, input, ok: false, output, text: f.message.clone(), duration_ms };
+                let record = failure_record(id, tool_name, input, &f, duration_ms);
+                let output_bytes = record.output.to_string().len();
                 scope.calls.push_record(record, output_bytes);
                 Err(f)
             }
         }
     }
 
-    /// Authorize a model's call of a script-registered tool. Registered tools
-    /// always ask (`Execute registered tool "<name>"`): PreToolUse hooks and
-    /// deny rules may refuse first; without an approver the answer is no.
-    pub async fn authorize_registered(&self, name: &str, input: &Value) -> Result<(), CallFailure> {
-        let wire = format!("eval_registered__{name}");
-        let cwd = self.workspace.default_cwd().to_path_buf();
-        let id = new_tool_use_id();
-        if self.hooks.has_hooks(HookEvent::PreToolUse, &wire) {
-            let ctx = HookContext { session_id: &self.session_id, tool_name: &wire, tool_use_id: &id, cwd: &cwd };
-            let pre = self.hooks.pre_tool_use(&ctx, input).await;
-            if pre.decision == Some(Decision::Deny) {
-                return Err(CallFailure::new(
-                    "denied",
-                    format!("a PreToolUse hook denied {wire}: {}", pre.reason.unwrap_or_default()),
-                ));
+    /// Run one call through every stage outside any evaluation, and return
+    /// its outcome (the JSON text the script would receive) with what it
+    /// left behind (its record, media, warnings). For tooling and tests, on
+    /// a dispatcher of its own ([`crate::ReplBuilder::dispatcher`]): it
+    /// starts and ends an evaluation scope, so it must not be used on the
+    /// dispatcher of a REPL that is evaluating.
+    pub async fn call_once(self: &Arc<Self>, tool: &str, input: Value) -> (Result<String, CallFailure>, EvalCalls) {
+        self.begin_eval();
+        let result = self.clone().dispatch(tool.to_string(), input).await;
+        (result, self.finish_eval())
+    }
+
+    /// Admit a model's call of a tool wrepl serves itself: a `toolu_…` id and
+    /// a `start` event, then schema, isolation latch, PreToolUse hooks (which
+    /// may rewrite the input) and permission, exactly as for inner calls.
+    /// On success the caller runs it and hands the outcome to
+    /// [`Dispatcher::settle`].
+    pub async fn admit(&self, call: FrontCall) -> Result<Admission, Refusal> {
+        let FrontCall { tool, mut input, schema, default } = call;
+        let id = ids::tool_use_id();
+        let started = Instant::now();
+        self.emit(&id, &tool, Phase::Start, None, started);
+        let cwd = self.p.workspace.default_cwd().to_path_buf();
+        let mut warnings = Vec::new();
+        let admitted = match compile(&tool, &schema) {
+            Err(e) => Err(CallFailure::new(FailureKind::InvalidInput, e.to_string())),
+            Ok(validator) => {
+                let gate = Gate::Front { validator: &validator, default: &default };
+                self.admit_stages(&id, &tool, &mut input, &cwd, &gate, &mut warnings).await
             }
-        }
-        let req = PermissionRequest { tool: &wire, command: None, paths: &[], project_root: &cwd };
-        if let Some(m) = self.rules.evaluate(&req) {
-            if m.decision == Decision::Deny {
-                return Err(CallFailure::new("denied", format!("{wire} is denied by the rule {:?}", m.rule)));
+        };
+        match admitted {
+            Ok(()) => {
+                self.emit(&id, &tool, Phase::Executing, None, started);
+                Ok(Admission { id, tool, input, started, cwd, warnings })
             }
-        }
-        let why = format!("Execute registered tool \"{name}\"");
-        match &self.approver {
-            Some(a) if a.approve(&wire, input, &why).await => Ok(()),
-            Some(_) => Err(CallFailure::new("denied", format!("{why}: the approver declined"))),
-            None => Err(CallFailure::new(
-                "denied",
-                format!("{why}: registered tools always ask, and nobody can be asked in this session"),
-            )),
+            Err(failure) => {
+                self.emit(&id, &tool, Phase::Error, Some(failure.message.clone()), started);
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                let record = failure_record(id, tool, input, &failure, ms);
+                Err(Refusal { failure, record, warnings })
+            }
         }
     }
 
-    fn warn(&self, w: String) {
-        self.scope.lock().unwrap_or_else(|p| p.into_inner()).calls.warnings.push(w);
+    /// Finish an admitted front call: PostToolUse (or PostToolUseFailure)
+    /// hooks, a `complete` / `error` event and its record. `outcome` is the
+    /// structured result and its text, or the error message.
+    pub async fn settle(&self, admission: Admission, outcome: Result<(Value, String), String>) -> Settlement {
+        let Admission { id, tool, input, started, cwd, mut warnings } = admission;
+        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name: &tool, tool_use_id: &id, cwd: &cwd };
+        let mut blocked = None;
+        match &outcome {
+            Ok((value, _)) => {
+                if self.p.hooks.has_hooks(HookEvent::PostToolUse, &tool) {
+                    let post = self.p.hooks.post_tool_use(&hook_ctx, &input, value).await;
+                    warnings.extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool}: {w}")));
+                    blocked = post.block_reason;
+                }
+            }
+            Err(message) => {
+                if self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, &tool) {
+                    let post = self.p.hooks.post_tool_use_failure(&hook_ctx, &input, message).await;
+                    warnings
+                        .extend(post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool}: {w}")));
+                }
+            }
+        }
+        let duration_ms = started.elapsed().as_secs_f64() * 1e3;
+        let record = match outcome {
+            Ok((value, text)) => {
+                self.emit(&id, &tool, Phase::Complete, None, started);
+                let json = value.to_string();
+                let (output, _, text) = bounded_record(0, &json, value, text);
+                CallRecord { id, tool, input, ok: true, output, text, duration_ms }
+            }
+            Err(message) => {
+                self.emit(&id, &tool, Phase::Error, Some(message.clone()), started);
+                let f = CallFailure::new(FailureKind::Failed, message);
+                failure_record(id, tool, input, &f, duration_ms)
+            }
+        };
+        Settlement { record, blocked, warnings }
     }
 
-    async fn run_stages(
+    /// Stages 1-4, shared by inner and front calls: schema, isolation latch,
+    /// PreToolUse hooks (a rewrite is re-validated), permission (and the
+    /// approver for `ask`).
+    async fn admit_stages(
         &self,
         id: &str,
         tool_name: &str,
         input: &mut Value,
-        cwd: PathBuf,
-        eval_cancel: CancellationToken,
-        started: Instant,
-    ) -> Result<ToolOutput, CallFailure> {
-        // 1. the tool and its input schema
-        let reg = self.tools.get(tool_name).ok_or_else(|| {
-            CallFailure::new("unknown-tool", format!("no tool named {tool_name:?} is available in this sandbox"))
-        })?;
+        cwd: &Path,
+        gate: &Gate<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), CallFailure> {
+        // 1. the input schema
         if !input.is_object() {
-            return Err(CallFailure::new("invalid-input", format!("the input of {tool_name} must be a JSON object")));
+            return Err(CallFailure::new(
+                FailureKind::InvalidInput,
+                format!("the input of {tool_name} must be a JSON object"),
+            ));
         }
-        validate(tool_name, &reg.input, input)?;
+        validate(tool_name, gate.validator(), input)?;
         // 2. isolation latch: checked and reserved in one step, before any
         // await, so parallel calls cannot both pass (a refused call still
         // latches: the conservative choice).
-        self.latch.check_and_latch(tool_name).map_err(|m| CallFailure::new("isolation", m))?;
+        self.latch.check_and_latch(tool_name).map_err(|m| CallFailure::new(FailureKind::Isolation, m))?;
         // 3. PreToolUse hooks: may decide and rewrite the input
-        let hook_ctx = HookContext { session_id: &self.session_id, tool_name, tool_use_id: id, cwd: &cwd };
         let mut hook_decision = None;
         let mut hook_reason = None;
-        if self.hooks.has_hooks(HookEvent::PreToolUse, tool_name) {
-            let pre = self.hooks.pre_tool_use(&hook_ctx, input).await;
-            for w in pre.warnings {
-                self.warn(format!("PreToolUse hook for {tool_name}: {w}"));
-            }
+        if self.p.hooks.has_hooks(HookEvent::PreToolUse, tool_name) {
+            let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd };
+            let pre = self.p.hooks.pre_tool_use(&hook_ctx, input).await;
+            warnings.extend(pre.warnings.into_iter().map(|w| format!("PreToolUse hook for {tool_name}: {w}")));
             if let Some(updated) = pre.updated_input {
-                validate(tool_name, &reg.input, &updated).map_err(|f| {
+                validate(tool_name, gate.validator(), &updated).map_err(|f| {
                     CallFailure::new(
-                        "invalid-input",
+                        FailureKind::InvalidInput,
                         format!("a PreToolUse hook rewrote the input into an invalid one: {}", f.message),
                     )
                 })?;
@@ -432,73 +570,126 @@ impl Dispatcher {
             hook_reason = pre.reason;
         }
         // 4. permission, against the input that will actually run
-        let tool = &reg.tool;
-        let mut paths = Vec::new();
-        for p in tool.input_paths(input) {
-            let r = self.workspace.resolve(&cwd, &p).map_err(|e| CallFailure::new(e.kind(), e.to_string()))?;
-            // Rules see both the path as written and where it really leads
-            // inside the root (deny matches if either does).
-            let real = self.workspace.real_path(&r);
-            if real != r.abs {
-                paths.push(real);
+        let (matched, fallback, always_ask) = match gate {
+            Gate::Tool(reg) => {
+                let tool = &reg.tool;
+                let mut paths = Vec::new();
+                for p in tool.input_paths(input) {
+                    let r = self.p.workspace.resolve(cwd, &p).map_err(tool_failure)?;
+                    // Rules see both the path as written and where it really
+                    // leads inside the root (deny matches if either does).
+                    let real = self.p.workspace.real_path(&r);
+                    if real != r.abs {
+                        paths.push(real);
+                    }
+                    paths.push(r.abs);
+                }
+                let subject = tool.rule_subject(input);
+                let req = PermissionRequest {
+                    tool: tool_name,
+                    command: subject.as_deref(),
+                    paths: &paths,
+                    project_root: self.p.workspace.default_cwd(),
+                };
+                let mut matched = self.p.rules.evaluate(&req);
+                // A tool "also checked as" another (Glob and Grep as Read) is
+                // denied by that tool's deny rules for the paths it names: a
+                // searched directory is denied if a rule denies it or what is
+                // inside it (probed with a child path, so `dir/**` matches).
+                if let Some(other) = tool.also_checked_as().filter(|_| !paths.is_empty()) {
+                    let probed: Vec<PathBuf> =
+                        paths.iter().flat_map(|p| [p.clone(), p.join("__wrepl_search_probe__")]).collect();
+                    let as_other = PermissionRequest { tool: other, paths: &probed, ..req };
+                    if let Some(m) = self.p.rules.evaluate(&as_other).filter(|m| m.decision == Decision::Deny) {
+                        matched = Some(m);
+                    }
+                }
+                let fallback = if tool.read_only(input) {
+                    (Decision::Allow, format!("{tool_name} is read-only and confined to the workspace"))
+                } else {
+                    (Decision::Ask, format!("permission to use {tool_name} was not granted"))
+                };
+                (matched, fallback, None)
             }
-            paths.push(r.abs);
-        }
-        let subject = tool.rule_subject(input);
-        let req = PermissionRequest {
-            tool: tool_name,
-            command: subject.as_deref(),
-            paths: &paths,
-            project_root: self.workspace.default_cwd(),
+            Gate::Front { default, .. } => {
+                let req = PermissionRequest {
+                    tool: tool_name,
+                    command: None,
+                    paths: &[],
+                    project_root: self.p.workspace.default_cwd(),
+                };
+                let matched = self.p.rules.evaluate(&req);
+                match default {
+                    FrontDefault::Allow => {
+                        (matched, (Decision::Allow, format!("{tool_name} is served by wrepl itself")), None)
+                    }
+                    FrontDefault::AlwaysAsk(q) => (matched, (Decision::Ask, q.clone()), Some(q.as_str())),
+                }
+            }
         };
-        let mut matched = self.rules.evaluate(&req);
-        // Searching reads file contents: Read deny rules also cover Glob/Grep
-        // of the paths they name.
-        if matches!(tool_name, "Glob" | "Grep") && !paths.is_empty() {
-            // A searched directory is denied if a rule denies it or what is
-            // inside it (probed with a child path, so `dir/**` matches).
-            let probed: Vec<PathBuf> =
-                paths.iter().flat_map(|p| [p.clone(), p.join("__wrepl_search_probe__")]).collect();
-            let read = PermissionRequest { tool: "Read", paths: &probed, ..req };
-            if let Some(m) = self.rules.evaluate(&read).filter(|m| m.decision == Decision::Deny) {
-                matched = Some(m);
-            }
+        let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, fallback);
+        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny) {
+            (decision, why) = (Decision::Ask, q.to_string());
         }
-        let (decision, why) = decide(tool_name, tool.read_only(input), matched, hook_decision, hook_reason);
         match decision {
-            Decision::Allow => {}
-            Decision::Deny => return Err(CallFailure::new("denied", why)),
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(CallFailure::new(FailureKind::Denied, why)),
             Decision::Ask => {
-                let approved = match &self.approver {
+                let approved = match &self.p.approver {
                     Some(a) => a.approve(tool_name, input, &why).await,
                     None => false,
                 };
-                if !approved {
-                    return Err(CallFailure::new(
-                        "denied",
-                        match &self.approver {
-                            Some(_) => format!("{why}; the approver declined"),
-                            None => format!(
-                                "{why}; nobody can be asked in this non-interactive session, so it is denied. Grant it with an allow rule (e.g. --allow '{tool_name}')"
-                            ),
-                        },
-                    ));
+                if approved {
+                    return Ok(());
                 }
+                let message = match (&self.p.approver, always_ask) {
+                    (Some(_), None) => format!("{why}; the approver declined"),
+                    (Some(_), Some(_)) => format!("{why}: the approver declined"),
+                    (None, None) => format!(
+                        "{why}; nobody can be asked in this non-interactive session, so it is denied. Grant it with an allow rule (e.g. --allow '{tool_name}')"
+                    ),
+                    (None, Some(_)) => {
+                        format!("{why}: registered tools always ask, and nobody can be asked in this session")
+                    }
+                };
+                Err(CallFailure::new(FailureKind::Denied, message))
             }
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_stages(
+        &self,
+        id: &str,
+        tool_name: &str,
+        input: &mut Value,
+        cwd: PathBuf,
+        eval_cancel: CancellationToken,
+        started: Instant,
+        warnings: &mut Vec<String>,
+    ) -> Result<ToolOutput, CallFailure> {
+        let reg = self.p.tools.get(tool_name).ok_or_else(|| {
+            CallFailure::new(
+                FailureKind::UnknownTool,
+                format!("no tool named {tool_name:?} is available in this sandbox"),
+            )
+        })?;
+        // 1-4. schema, latch, PreToolUse hooks, permission
+        self.admit_stages(id, tool_name, input, &cwd, &Gate::Tool(reg), warnings).await?;
         // 5. execute with the native timeout and the watchdog
+        let tool = &reg.tool;
         let _serial = if tool.concurrency_safe(input) { None } else { Some(self.serial.clone().lock_owned().await) };
         self.emit(id, tool_name, Phase::Executing, None, started);
         let native = tool.native_timeout(input);
         let cancel = eval_cancel.child_token();
         let ctx = ToolContext {
-            workspace: self.workspace.clone(),
+            workspace: self.p.workspace.clone(),
             cwd: cwd.clone(),
             cancel: cancel.clone(),
             timeout: native,
-            progress: self.events.clone().map(|sink| {
+            progress: self.p.events.clone().map(|sink| {
                 let (id, tool) = (id.to_string(), tool_name.to_string());
-                let f: crate::tools::ProgressFn = Arc::new(move |p: crate::tools::ToolProgress| {
+                let f: ProgressFn = Arc::new(move |p: ToolProgress| {
                     sink(&ProgressEvent {
                         tool_use_id: id.clone(),
                         tool: tool.clone(),
@@ -512,39 +703,51 @@ impl Dispatcher {
             }),
         };
         let outcome = run_with_watchdog(tool.call(input.clone(), ctx), tool_name, native, &cancel).await;
-        // 6. output validation and post hooks
+        // 6. output validation, the working-directory effect, post hooks
+        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd: &cwd };
         match outcome {
-            Ok(out) => {
+            Ok(mut out) => {
                 if let Some(v) = &reg.output {
                     validate(tool_name, v, &out.value).map_err(|f| {
                         CallFailure::new(
-                            "invalid-output",
+                            FailureKind::InvalidOutput,
                             format!("{tool_name} returned output that violates its schema: {}", f.message),
                         )
                     })?;
                 }
-                if self.hooks.has_hooks(HookEvent::PostToolUse, tool_name) {
-                    let post = self.hooks.post_tool_use(&hook_ctx, input, &out.value).await;
-                    for w in post.warnings {
-                        self.warn(format!("PostToolUse hook for {tool_name}: {w}"));
-                    }
+                if let Some(dir) = out.cwd.take() {
+                    // Only a directory inside the roots becomes the working directory.
+                    let text = dir.to_str().ok_or_else(|| {
+                        CallFailure::new(FailureKind::PathEscape, "the new working directory is not valid UTF-8")
+                    })?;
+                    out.cwd = Some(self.p.workspace.resolve_dir(&cwd, text).map_err(tool_failure)?.abs);
+                }
+                if self.p.hooks.has_hooks(HookEvent::PostToolUse, tool_name) {
+                    let post = self.p.hooks.post_tool_use(&hook_ctx, input, &out.value).await;
+                    warnings
+                        .extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool_name}: {w}")));
                     if let Some(r) = post.block_reason {
-                        self.warn(format!("PostToolUse hook feedback for {tool_name} ({id}): {r}"));
+                        warnings.push(format!("PostToolUse hook feedback for {tool_name} ({id}): {r}"));
                     }
                 }
                 Ok(out)
             }
             Err(f) => {
-                if self.hooks.has_hooks(HookEvent::PostToolUseFailure, tool_name) {
-                    let post = self.hooks.post_tool_use_failure(&hook_ctx, input, &f.message).await;
-                    for w in post.warnings {
-                        self.warn(format!("PostToolUseFailure hook for {tool_name}: {w}"));
-                    }
+                if self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, tool_name) {
+                    let post = self.p.hooks.post_tool_use_failure(&hook_ctx, input, &f.message).await;
+                    warnings.extend(
+                        post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool_name}: {w}")),
+                    );
                 }
                 Err(f)
             }
         }
     }
+}
+
+fn failure_record(id: String, tool: String, input: Value, f: &CallFailure, duration_ms: f64) -> CallRecord {
+    let output = json!({"kind": f.kind.as_str(), "message": f.message});
+    CallRecord { id, tool, input, ok: false, output, text: f.message.clone(), duration_ms }
 }
 
 /// Largest output kept verbatim in one call record.
@@ -567,16 +770,16 @@ fn bounded_record(used: usize, json: &str, value: Value, text: String) -> (Value
     (output, output_bytes, format!("{}…[record truncated: {} bytes]", cut(&text, preview), text.len()))
 }
 
-/// Combine rules, hook decisions and defaults: deny > ask > allow; a hook's
-/// `allow` cannot override a deny or ask rule; without any decision,
-/// read-only tools are allowed (they are confined to the workspace) and
-/// everything else asks.
+/// Combine rules, hook decisions and the fallback: deny > ask > allow; a
+/// hook's `allow` cannot override a deny or ask rule; without any decision,
+/// the fallback (read-only tools are allowed, as they are confined to the
+/// workspace; everything else asks).
 fn decide(
     tool: &str,
-    read_only: bool,
-    matched: Option<super::permissions::Matched>,
+    matched: Option<Matched>,
     hook: Option<Decision>,
     hook_reason: Option<String>,
+    fallback: (Decision, String),
 ) -> (Decision, String) {
     let hook_why = |d: &str| match &hook_reason {
         Some(r) => format!("a PreToolUse hook {d} {tool}: {r}"),
@@ -604,10 +807,7 @@ fn decide(
     if hook == Some(Decision::Allow) {
         return (Decision::Allow, hook_why("allowed"));
     }
-    if read_only || tool == CHDIR {
-        return (Decision::Allow, format!("{tool} is read-only and confined to the workspace"));
-    }
-    (Decision::Ask, format!("permission to use {tool} was not granted"))
+    fallback
 }
 
 fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> Result<(), CallFailure> {
@@ -626,19 +826,19 @@ fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> Result<(), 
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(CallFailure::new("invalid-input", format!("invalid input for {tool}: {}", errors.join("; "))))
+        Err(CallFailure::new(FailureKind::InvalidInput, format!("invalid input for {tool}: {}", errors.join("; "))))
     }
 }
 
 async fn run_with_watchdog(
-    fut: crate::tools::ToolFuture,
+    fut: ToolFuture,
     tool: &str,
     native: Duration,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, CallFailure> {
     let started = Instant::now();
     let mut fut = fut;
-    let fail = |e: ToolError| CallFailure::new(e.kind(), e.to_string());
+    let fail = tool_failure;
     // The tool first: one that finishes on its first poll never registers
     // the timer (registering one can wake a parked runtime thread).
     tokio::select! {
@@ -650,7 +850,7 @@ async fn run_with_watchdog(
     cancel.cancel();
     let timed_out = |detail: String| {
         CallFailure::new(
-            "timeout",
+            FailureKind::Timeout,
             format!("{tool} timed out after its native timeout of {} ms{detail}", native.as_millis()),
         )
     };
@@ -669,7 +869,7 @@ async fn run_with_watchdog(
         _ = tokio::time::sleep_until((started + watchdog).into()) => {
             drop(fut);
             Err(CallFailure::new(
-                "watchdog",
+                FailureKind::Watchdog,
                 format!(
                     "watchdog: {tool} did not finish within {} ms (native timeout {} ms, watchdog ceil(native x 1.5) + 5000 ms); the call was aborted",
                     watchdog.as_millis(),
@@ -697,16 +897,14 @@ pub fn is_js_identifier(s: &str) -> bool {
 
 impl CallHandler for Arc<Dispatcher> {
     fn start(&self, tool: &str, input: &str) -> Result<CallFuture, CallFailure> {
-        if tool == CHDIR {
-            return self.chdir(input);
-        }
-        let input: Value = serde_json::from_str(input)
-            .map_err(|_| CallFailure::new("invalid-input", format!("the input of {tool} is not valid JSON")))?;
+        let input: Value = serde_json::from_str(input).map_err(|_| {
+            CallFailure::new(FailureKind::InvalidInput, format!("the input of {tool} is not valid JSON"))
+        })?;
         Ok(Box::pin(self.clone().dispatch(tool.to_string(), input)))
     }
 
     fn fingerprint(&self, tool: &str) -> String {
-        self.tools.get(tool).map(|r| r.fingerprint.clone()).unwrap_or_default()
+        self.p.tools.get(tool).map(|r| r.fingerprint.clone()).unwrap_or_default()
     }
 }
 
@@ -724,26 +922,16 @@ mod tests {
 
     #[test]
     fn decisions_follow_precedence() {
-        use super::super::permissions::Matched;
         let m = |d| Some(Matched { decision: d, rule: "R".into() });
-        assert_eq!(decide("Write", false, m(Decision::Deny), Some(Decision::Allow), None).0, Decision::Deny);
-        assert_eq!(decide("Write", false, m(Decision::Allow), Some(Decision::Deny), None).0, Decision::Deny);
-        assert_eq!(decide("Write", false, m(Decision::Ask), Some(Decision::Allow), None).0, Decision::Ask);
-        assert_eq!(decide("Write", false, None, Some(Decision::Allow), None).0, Decision::Allow);
-        assert_eq!(decide("Write", false, None, None, None).0, Decision::Ask);
-        assert_eq!(decide("Read", true, None, None, None).0, Decision::Allow);
-        assert_eq!(decide("Read", true, m(Decision::Deny), None, None).0, Decision::Deny);
-    }
-
-    #[test]
-    fn tool_use_ids_are_unique_and_well_formed() {
-        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| new_tool_use_id()).collect();
-        assert_eq!(ids.len(), 10_000);
-        for id in ids.iter().take(100) {
-            let hex = id.strip_prefix("toolu_").expect("prefix");
-            assert_eq!(hex.len(), 24, "{id}");
-            assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
-        }
+        let ask = || (Decision::Ask, String::from("not granted"));
+        let allow = || (Decision::Allow, String::from("read-only"));
+        assert_eq!(decide("Write", m(Decision::Deny), Some(Decision::Allow), None, ask()).0, Decision::Deny);
+        assert_eq!(decide("Write", m(Decision::Allow), Some(Decision::Deny), None, ask()).0, Decision::Deny);
+        assert_eq!(decide("Write", m(Decision::Ask), Some(Decision::Allow), None, ask()).0, Decision::Ask);
+        assert_eq!(decide("Write", None, Some(Decision::Allow), None, ask()).0, Decision::Allow);
+        assert_eq!(decide("Write", None, None, None, ask()).0, Decision::Ask);
+        assert_eq!(decide("Read", None, None, None, allow()).0, Decision::Allow);
+        assert_eq!(decide("Read", m(Decision::Deny), None, None, allow()).0, Decision::Deny);
     }
 
     #[test]

@@ -55,13 +55,14 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use futures_util::future::join_all;
+use futures_util::future::{join_all, OptionFuture};
 use regex::Regex;
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 use super::permissions::Decision;
 use super::settings::{HookCommand, HookSettings, OnTimeout, SettingsError};
+use crate::process::{read_capped, Captured, EnvPolicy, ProcessGroup};
 
 /// Most bytes of stdout and of stderr kept per hook.
 pub const MAX_HOOK_OUTPUT: usize = 1 << 20;
@@ -319,12 +320,6 @@ enum RunResult {
     Failed(String),
 }
 
-#[derive(Debug, Default)]
-struct Captured {
-    bytes: Vec<u8>,
-    truncated: bool,
-}
-
 /// `hook `cmd``, shortened, for messages.
 fn hook_name(hook: &HookCommand) -> String {
     const MAX: usize = 80;
@@ -484,52 +479,6 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
     v
 }
 
-/// Kills a process group when dropped, unless disarmed.
-struct GroupKill {
-    pgid: libc::pid_t,
-    armed: bool,
-}
-
-impl GroupKill {
-    fn kill(&mut self) {
-        // Never signal group 0 (ours) or -1 (everything).
-        if self.armed && self.pgid > 1 {
-            // SAFETY: kill(2) has no memory-safety preconditions. The group
-            // leader is our child, so the id cannot have been reused while
-            // it (or any member of its group) exists.
-            unsafe {
-                libc::kill(-self.pgid, libc::SIGKILL);
-            }
-        }
-        self.armed = false;
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>) -> Captured {
-    let mut out = Captured::default();
-    let Some(mut reader) = reader else { return out };
-    let mut chunk = vec![0u8; 16 * 1024];
-    loop {
-        match reader.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = MAX_HOOK_OUTPUT - out.bytes.len();
-                if n > room {
-                    out.truncated = true;
-                }
-                out.bytes.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        }
-    }
-    out
-}
-
 async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
     use std::os::unix::process::ExitStatusExt;
 
@@ -538,22 +487,20 @@ async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
         .arg("-c")
         .arg(&hook.command)
         .current_dir(cwd)
-        .env(PROJECT_DIR_ENV, cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+        .stderr(Stdio::piped());
+    // Hooks inherit wrepl's whole environment, plus the project directory.
+    let env = EnvPolicy::inherit_all().set(PROJECT_DIR_ENV, cwd);
+    // Dropping `group` (e.g. the future on cancellation) kills the group.
+    let mut group = match ProcessGroup::spawn(&mut command, &env) {
+        Ok(group) => group,
         Err(e) => return RunResult::Failed(e.to_string()),
     };
-    let pgid = child.id().and_then(|id| libc::pid_t::try_from(id).ok()).unwrap_or(0);
-    let mut group = GroupKill { pgid, armed: true };
 
-    let input = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let input = group.child_mut().stdin.take();
+    let stdout = OptionFuture::from(group.child_mut().stdout.take().map(|p| read_capped(p, MAX_HOOK_OUTPUT)));
+    let stderr = OptionFuture::from(group.child_mut().stderr.take().map(|p| read_capped(p, MAX_HOOK_OUTPUT)));
     let feed = async move {
         if let Some(mut pipe) = input {
             // The hook may not read its input: a broken pipe is fine.
@@ -562,13 +509,15 @@ async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
         }
     };
     let work = async {
-        let ((), out, err, status) = tokio::join!(feed, read_capped(stdout), read_capped(stderr), child.wait());
-        (out, err, status)
+        let ((), out, err, status) = tokio::join!(feed, stdout, stderr, group.wait());
+        (out.unwrap_or_default(), err.unwrap_or_default(), status)
     };
     let finished = tokio::time::timeout(hook.timeout_duration(), work).await;
     match finished {
         Ok((stdout, stderr, Ok(status))) => {
-            group.armed = false;
+            // Finished on its own: whatever it left running (with its output
+            // pipes closed) is not killed.
+            group.disarm();
             RunResult::Exited { code: status.code(), signal: status.signal(), stdout, stderr }
         }
         Ok((_, _, Err(e))) => {
@@ -580,7 +529,7 @@ async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
             // Reap the shell; SIGKILL cannot be ignored, but do not hang on a
             // process stuck in the kernel (kill_on_drop and tokio's orphan
             // reaping take over then).
-            let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), group.wait()).await;
             RunResult::TimedOut
         }
     }
@@ -763,18 +712,11 @@ mod tests {
         assert!(out.warnings[0].contains("could not be run"), "{:?}", out.warnings);
     }
 
-    fn process_gone(pid: libc::pid_t) -> bool {
-        // SAFETY: signal 0 only checks for existence.
-        if unsafe { libc::kill(pid, 0) } != 0 {
-            return true;
-        }
-        // A zombie nobody has reaped yet (e.g. no init in a container) is dead too.
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
-            .unwrap_or(true)
+    fn process_gone(pid: u32) -> bool {
+        !crate::process::is_running(pid)
     }
 
-    fn read_pids(path: &Path) -> Vec<libc::pid_t> {
+    fn read_pids(path: &Path) -> Vec<u32> {
         std::fs::read_to_string(path).unwrap().split_whitespace().map(|p| p.parse().unwrap()).collect()
     }
 

@@ -44,20 +44,9 @@ impl IsolationLatch {
         }
     }
 
-    /// Refuse a call that conflicts with the latched side.
-    pub fn check(&self, tool: &str) -> Result<(), String> {
-        if !self.settings.enabled {
-            return Ok(());
-        }
-        let Some(side) = self.side(tool) else { return Ok(()) };
-        match &*self.latched.lock().unwrap_or_else(|p| p.into_inner()) {
-            Some((latched, by)) if *latched != side => Err(format!(
-                "isolation: this session already used {} tool {by}, so {} tool {tool} is refused",
-                latched.name(),
-                side.name()
-            )),
-            _ => Ok(()),
-        }
+    /// The same settings, nothing latched yet.
+    pub fn fresh(&self) -> Self {
+        Self { settings: self.settings.clone(), latched: Mutex::new(None) }
     }
 
     /// Refuse a conflicting call, else latch its side, atomically.
@@ -80,19 +69,6 @@ impl IsolationLatch {
             }
         }
     }
-
-    /// Record that an allowed call of `tool` is about to run.
-    pub fn latch(&self, tool: &str) {
-        if !self.settings.enabled {
-            return;
-        }
-        if let Some(side) = self.side(tool) {
-            let mut l = self.latched.lock().unwrap_or_else(|p| p.into_inner());
-            if l.is_none() {
-                *l = Some((side, tool.to_string()));
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -107,14 +83,18 @@ mod tests {
             connectors: vec!["mcp__mail__*".into()],
         };
         let l = IsolationLatch::new(&s).unwrap();
-        assert!(l.check("mcp__mail__send").is_ok());
-        assert!(l.check("Read").is_ok());
-        l.latch("mcp__fetch__get");
-        assert!(l.check("mcp__fetch__other").is_ok());
-        let e = l.check("mcp__mail__send").unwrap_err();
+        assert!(l.check_and_latch("Read").is_ok());
+        assert!(l.check_and_latch("mcp__fetch__get").is_ok());
+        assert!(l.check_and_latch("mcp__fetch__other").is_ok());
+        let e = l.check_and_latch("mcp__mail__send").unwrap_err();
         assert!(e.contains("isolation"), "{e}");
+        // a refused call does not move the latch; a fresh latch starts over
+        assert!(l.check_and_latch("mcp__fetch__again").is_ok());
+        let f = l.fresh();
+        assert!(f.check_and_latch("mcp__mail__send").is_ok());
+        assert!(f.check_and_latch("mcp__fetch__get").is_err());
         let off = IsolationLatch::new(&IsolationSettings { enabled: false, ..s }).unwrap();
-        off.latch("mcp__fetch__get");
-        assert!(off.check("mcp__mail__send").is_ok());
+        assert!(off.check_and_latch("mcp__fetch__get").is_ok());
+        assert!(off.check_and_latch("mcp__mail__send").is_ok());
     }
 }

@@ -11,14 +11,14 @@
 //! # Specifier
 //!
 //! No specifier, or `(*)`, covers every call of the tool. Otherwise the
-//! specifier's kind depends on the rule's tool:
+//! specifier's kind is the rule's tool's [`RuleKind`] (see [`RuleKinds`]):
 //!
-//! - **path rules** for the file tools ([`PATH_TOOLS`]): a gitignore-style
+//! - **path rules** for tools of kind `Path` (the file tools): a gitignore-style
 //!   glob (see below), matched against [`PermissionRequest::paths`];
 //! - **command rules** for every other tool: `npm test` is an exact match,
 //!   `git status:*` a prefix match (the subject equals `git status` or starts
 //!   with `git status` followed by a space or tab). They match
-//!   [`PermissionRequest::command`]; for the shell tools ([`SHELL_TOOLS`]) the
+//!   [`PermissionRequest::command`]; for tools of kind `Shell` (Bash) the
 //!   command is first split into subcommands (below).
 //!
 //! A path rule never matches a request without paths, a command rule never
@@ -89,13 +89,33 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use super::settings::{PermissionSettings, SettingsError};
+use crate::tools::{RuleKind, Tool};
 
-/// Tools whose rule specifiers are path globs.
-pub const PATH_TOOLS: &[&str] = &["Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"];
+/// How each tool's rule specifiers match: taken from the tools themselves
+/// ([`Tool::rule_kind`]); a name no tool has matches as a whole command.
+#[derive(Debug, Clone, Default)]
+pub struct RuleKinds(BTreeMap<String, RuleKind>);
 
-/// Tools whose command is a shell command line, split into subcommands.
-pub const SHELL_TOOLS: &[&str] = &["Bash"];
+impl RuleKinds {
+    /// The kinds of these tools.
+    pub fn of<'a>(tools: impl IntoIterator<Item = &'a Arc<dyn Tool>>) -> Self {
+        Self(tools.into_iter().map(|t| (t.name().to_string(), t.rule_kind())).collect())
+    }
+
+    /// The kinds of the built-in tools.
+    pub fn builtin() -> Self {
+        Self::of(&crate::tools::builtin_tools())
+    }
+
+    /// The kind of `tool`'s rules.
+    pub fn get(&self, tool: &str) -> RuleKind {
+        self.0.get(tool).copied().unwrap_or(RuleKind::Command)
+    }
+}
 
 /// The outcome of a permission check. Ordered by strictness:
 /// `Allow < Ask < Deny`.
@@ -290,9 +310,15 @@ impl PathSpec {
 }
 
 impl Rule {
-    /// Parse a rule such as `Bash(git status:*)`. The error is a
-    /// human-readable reason.
+    /// Parse a rule such as `Bash(git status:*)` for the built-in tools.
+    /// The error is a human-readable reason.
+    #[cfg(test)]
     pub fn parse(text: &str) -> Result<Rule, String> {
+        Self::parse_for(text, &RuleKinds::builtin())
+    }
+
+    /// Parse a rule, with specifiers read as `kinds` says for its tool.
+    pub fn parse_for(text: &str, kinds: &RuleKinds) -> Result<Rule, String> {
         let t = text.trim();
         if t.is_empty() {
             return Err("empty rule".into());
@@ -311,7 +337,7 @@ impl Rule {
         let spec = match spec.map(str::trim) {
             None | Some("*") => Spec::Any,
             Some("") => return Err("empty specifier".into()),
-            Some(s) if tool.exact_name().is_some_and(|n| PATH_TOOLS.contains(&n)) => {
+            Some(s) if tool.exact_name().is_some_and(|n| kinds.get(n) == RuleKind::Path) => {
                 if !parens_balanced(s, false) {
                     return Err("unbalanced parentheses".into());
                 }
@@ -331,11 +357,6 @@ impl Rule {
             }
         };
         Ok(Rule { text: t.to_string(), tool, spec })
-    }
-
-    /// The rule as written (trimmed).
-    pub fn as_str(&self) -> &str {
-        &self.text
     }
 }
 
@@ -439,30 +460,49 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 /// Compiled `allow`, `ask` and `deny` lists.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PermissionRules {
     allow: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
+    kinds: RuleKinds,
+}
+
+impl Default for PermissionRules {
+    fn default() -> Self {
+        Self::with_kinds(RuleKinds::builtin())
+    }
 }
 
 impl PermissionRules {
-    /// No rules: [`PermissionRules::evaluate`] matches nothing.
+    /// No rules, for the built-in tools: [`PermissionRules::evaluate`]
+    /// matches nothing.
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Parse the rules of a settings file. Errors name the rule's field
-    /// (`permissions.deny[1]`).
+    /// No rules, for tools whose rule kinds are `kinds`.
+    pub fn with_kinds(kinds: RuleKinds) -> Self {
+        Self { allow: Vec::new(), ask: Vec::new(), deny: Vec::new(), kinds }
+    }
+
+    /// Parse the rules of a settings file (built-in tools). Errors name the
+    /// rule's field (`permissions.deny[1]`).
     pub fn from_settings(settings: &PermissionSettings) -> Result<Self, SettingsError> {
-        let mut rules = Self::new();
+        Self::from_settings_for(settings, RuleKinds::builtin())
+    }
+
+    /// Parse the rules of a settings file for tools of these rule kinds.
+    pub fn from_settings_for(settings: &PermissionSettings, kinds: RuleKinds) -> Result<Self, SettingsError> {
+        let mut rules = Self::with_kinds(kinds);
         for (list, name, target) in [
             (&settings.allow, "allow", &mut rules.allow),
             (&settings.ask, "ask", &mut rules.ask),
             (&settings.deny, "deny", &mut rules.deny),
         ] {
             for (i, text) in list.iter().enumerate() {
-                target.push(parse_rule(text, format!("permissions.{name}[{i}]"))?);
+                target.push(parse_rule(text, format!("permissions.{name}[{i}]"), &rules.kinds)?);
             }
         }
         Ok(rules)
@@ -470,23 +510,28 @@ impl PermissionRules {
 
     /// Add an allow rule (e.g. from `--allow`).
     pub fn add_allow(&mut self, rule: &str) -> Result<(), SettingsError> {
-        self.allow.push(parse_rule(rule, "allow".into())?);
+        let r = parse_rule(rule, "allow".into(), &self.kinds)?;
+        self.allow.push(r);
         Ok(())
     }
 
     /// Add an ask rule.
+    #[cfg(test)]
     pub fn add_ask(&mut self, rule: &str) -> Result<(), SettingsError> {
-        self.ask.push(parse_rule(rule, "ask".into())?);
+        let r = parse_rule(rule, "ask".into(), &self.kinds)?;
+        self.ask.push(r);
         Ok(())
     }
 
     /// Add a deny rule.
     pub fn add_deny(&mut self, rule: &str) -> Result<(), SettingsError> {
-        self.deny.push(parse_rule(rule, "deny".into())?);
+        let r = parse_rule(rule, "deny".into(), &self.kinds)?;
+        self.deny.push(r);
         Ok(())
     }
 
     /// True when there are no rules at all.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
     }
@@ -494,7 +539,7 @@ impl PermissionRules {
     /// Check a request: deny, then ask, then allow (see the module docs).
     /// `None` when no list matches; the caller applies its default.
     pub fn evaluate(&self, req: &PermissionRequest) -> Option<Matched> {
-        let subject = Subject::new(req);
+        let subject = Subject::new(req, self.kinds.get(req.tool) == RuleKind::Shell);
         if let Some(rule) = self.deny.iter().find(|r| subject.deny_matches(r)) {
             return Some(Matched { decision: Decision::Deny, rule: rule.text.clone() });
         }
@@ -507,8 +552,8 @@ impl PermissionRules {
     }
 }
 
-fn parse_rule(text: &str, field: String) -> Result<Rule, SettingsError> {
-    Rule::parse(text).map_err(|reason| SettingsError::InvalidRule { field, rule: text.to_string(), reason })
+fn parse_rule(text: &str, field: String, kinds: &RuleKinds) -> Result<Rule, SettingsError> {
+    Rule::parse_for(text, kinds).map_err(|reason| SettingsError::InvalidRule { field, rule: text.to_string(), reason })
 }
 
 /// A request prepared for matching.
@@ -523,8 +568,7 @@ struct Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
-    fn new(req: &PermissionRequest<'a>) -> Self {
-        let shell = SHELL_TOOLS.contains(&req.tool);
+    fn new(req: &PermissionRequest<'a>, shell: bool) -> Self {
         let root = normalize(req.project_root);
         let (parts, deny_candidates) = match req.command {
             None => (None, None),

@@ -1,6 +1,8 @@
 //! Replay: the durable, hash-chained log of every evaluation's boundary
-//! events, and the machinery to restore a context from it.
+//! events ([`log`], [`store`]), recording live sessions into it, and
+//! restoring a context from it ([`player`]).
 
 pub mod log;
-pub mod recorder;
+pub mod player;
+pub(crate) mod recorder;
 pub mod store;

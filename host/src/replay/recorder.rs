@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::log::Event;
 use super::store::LogStore;
-use crate::runtime::Recorder;
+use crate::runtime::{RecordError, Recorder};
 
 /// Records one session's blocks.
 pub struct SessionRecorder {
@@ -32,12 +32,12 @@ impl SessionRecorder {
     }
 
     /// Write everything buffered.
-    pub fn flush(&self) -> Result<(), String> {
+    pub fn flush(&self) -> Result<(), RecordError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if st.1.is_empty() {
             return Ok(());
         }
-        self.store.append(&self.session, &st.1).map_err(|e| e.to_string())?;
+        self.store.append(&self.session, &st.1).map_err(|e| RecordError::Storage(Box::new(e)))?;
         st.1.clear();
         Ok(())
     }
@@ -48,7 +48,7 @@ impl SessionRecorder {
 const FLUSH_EVERY: usize = 4096;
 
 impl Recorder for SessionRecorder {
-    fn record(&self, event: Event, durable: bool) -> Result<(), String> {
+    fn record(&self, event: Event, durable: bool) -> Result<(), RecordError> {
         let pending = {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let block = st.0;

@@ -13,9 +13,8 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use super::bindings::wrepl::sandbox::{calls, host, types};
 use super::budget::{Budget, CancelToken, ScriptClock, StopReason};
 use super::console::{ConsoleBuffer, ConsoleOutput, CONSOLE_BUDGET_BYTES};
-use super::tape::{Cursor, Recorder, ReplayObservation, Tape};
+use super::tape::{Cursor, Event, RecordError, Recorder, ReplayObservation, Tape};
 use super::{EngineOptions, SandboxOptions};
-use crate::replay::log::Event;
 
 /// Most inner calls in flight at once per sandbox.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
@@ -28,19 +27,75 @@ pub const MAX_TIMERS: usize = 10_000;
 /// Longest error message passed to the guest.
 const MAX_MESSAGE_BYTES: usize = 1 << 20;
 
+/// Why an inner call failed, as the script sees it in `error.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// Refused by a permission rule, a hook, or the approver.
+    Denied,
+    /// The input does not match the tool's schema (or is otherwise unacceptable).
+    InvalidInput,
+    /// The tool returned output that violates its declared schema.
+    InvalidOutput,
+    /// No tool of that name is available.
+    UnknownTool,
+    /// The isolation latch refused the call.
+    Isolation,
+    /// A path leaves the granted workspace roots.
+    PathEscape,
+    /// The file or directory does not exist.
+    NotFound,
+    /// An OS error.
+    Io,
+    /// The tool's native timeout expired.
+    Timeout,
+    /// The tool ignored its timeout and the watchdog aborted it.
+    Watchdog,
+    /// The call was cancelled.
+    Aborted,
+    /// Any other failure of the tool.
+    Failed,
+}
+
+impl FailureKind {
+    /// The kebab-case name the script sees (`denied`, `invalid-input`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Denied => "denied",
+            FailureKind::InvalidInput => "invalid-input",
+            FailureKind::InvalidOutput => "invalid-output",
+            FailureKind::UnknownTool => "unknown-tool",
+            FailureKind::Isolation => "isolation",
+            FailureKind::PathEscape => "path-escape",
+            FailureKind::NotFound => "not-found",
+            FailureKind::Io => "io",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Watchdog => "watchdog",
+            FailureKind::Aborted => "aborted",
+            FailureKind::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A failed or refused inner call, as the script sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallFailure {
-    /// Short machine-readable kind (`denied`, `invalid-input`, `unknown-tool`, ...).
-    pub kind: String,
+    /// Machine-readable kind.
+    pub kind: FailureKind,
     /// Human-readable explanation.
     pub message: String,
 }
 
 impl CallFailure {
     /// Build a failure of `kind` with `message`.
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { kind: kind.into(), message: message.into() }
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
     }
 }
 
@@ -65,7 +120,7 @@ pub struct NoTools;
 
 impl CallHandler for NoTools {
     fn start(&self, tool: &str, _input: &str) -> Result<CallFuture, CallFailure> {
-        Err(CallFailure::new("unknown-tool", format!("no tool named {tool:?} is available in this sandbox")))
+        Err(CallFailure::new(FailureKind::UnknownTool, format!("no tool named {tool:?} is available in this sandbox")))
     }
 }
 
@@ -347,7 +402,7 @@ impl HostState {
         Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
     }
 
-    fn record(&mut self, event: Event, durable: bool) -> Result<(), String> {
+    fn record(&mut self, event: Event, durable: bool) -> Result<(), RecordError> {
         let Some(r) = &self.recorder else { return Ok(()) };
         self.recorded += 1;
         if self.recorded > MAX_RECORDED_EVENTS {
@@ -357,7 +412,7 @@ impl HostState {
                 ));
                 self.request_stop(StopReason::Cancelled);
             }
-            return Err("the replay log limit for this evaluation was reached".into());
+            return Err(RecordError::LimitReached(MAX_RECORDED_EVENTS));
         }
         r.record(event, durable)
     }
@@ -376,7 +431,7 @@ impl HostState {
                 ),
             }),
             Ok(json) => Ok(json),
-            Err(f) => Err(types::CallError { kind: f.kind, message: cap_message(f.message) }),
+            Err(f) => Err(types::CallError { kind: f.kind.as_str().into(), message: cap_message(f.message) }),
         };
         let event = match &outcome {
             Ok(json) => Event::Done { call: index, ok: true, payload: json.clone(), error_kind: String::new() },
@@ -554,10 +609,10 @@ impl calls::Host for HostState {
             Err(f) => {
                 let message = cap_message(f.message);
                 let _ = self.record(
-                    Event::Refused { call: index, error_kind: f.kind.clone(), message: message.clone() },
+                    Event::Refused { call: index, error_kind: f.kind.as_str().into(), message: message.clone() },
                     false,
                 );
-                return Ok(Err(types::CallError { kind: f.kind, message }));
+                return Ok(Err(types::CallError { kind: f.kind.as_str().into(), message }));
             }
         };
         let id = self.new_call_id();

@@ -12,9 +12,10 @@ pub use budget::{Budget, CancelToken, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
 pub use engine::{EngineOptions, SandboxEngine, MAX_JS_STACK_LIMIT};
 pub use host::{
-    Ambient, CallFailure, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS,
+    Ambient, CallFailure, CallFuture, CallHandler, FailureKind, NoTools, RegisteredTool, SystemAmbient,
+    MAX_REGISTERED_TOOLS,
 };
-pub use tape::{Divergence, Recorder, ReplayObservation, Tape};
+pub use tape::{Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
 use std::time::Duration;

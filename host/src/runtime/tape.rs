@@ -6,15 +6,93 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::replay::log::Event;
+/// One boundary event of an evaluation, as a session's log stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    /// An evaluation (block) starts.
+    Begin {
+        /// The code as the user sent it.
+        code: String,
+        /// The session boundary the block ran under.
+        boundary: String,
+    },
+    /// The guest started an inner call. Written (durably) BEFORE the call
+    /// runs: an intent without a matching `Done` means the outcome is unknown.
+    Call {
+        /// Tool wire name.
+        tool: String,
+        /// Input JSON text, as the guest sent it.
+        input: String,
+        /// Fingerprint of the tool's input schema at the time ("" if unknown).
+        schema: String,
+    },
+    /// An inner call's result was delivered to the guest.
+    Done {
+        /// Index of the call among this block's `Call` events (0-based).
+        call: u32,
+        /// True for a result, false for an error.
+        ok: bool,
+        /// Result JSON text, or the error message.
+        payload: String,
+        /// Error kind (empty for results).
+        error_kind: String,
+    },
+    /// The host refused to start the call just recorded (no result follows).
+    Refused {
+        /// Index of the call among this block's `Call` events.
+        call: u32,
+        /// Error kind.
+        error_kind: String,
+        /// Error message.
+        message: String,
+    },
+    /// The guest's timer fired (delivered).
+    Timer {
+        /// Timer id.
+        id: u32,
+    },
+    /// The guest read the clock.
+    Now {
+        /// Microseconds since the Unix epoch.
+        us: f64,
+    },
+    /// The guest drew random bits.
+    Random {
+        /// The value.
+        value: u64,
+    },
+    /// The block ended.
+    End {
+        /// True when the script threw (or was stopped).
+        threw: bool,
+        /// The error's name and message, if any.
+        error: Option<String>,
+        /// True when a budget or cancellation stopped the block.
+        #[serde(default)]
+        stopped: bool,
+    },
+}
+
+/// Why a [`Recorder`] could not record an event.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The log's storage failed.
+    #[error("the session log could not be written: {0}")]
+    Storage(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The per-evaluation event limit was reached.
+    #[error("the replay log limit of {0} events for this evaluation was reached")]
+    LimitReached(usize),
+}
 
 /// Receives boundary events of live evaluations.
 pub trait Recorder: Send + Sync + 'static {
     /// Record `event`. When `durable`, it (and everything before it) must be
     /// persisted before returning; an error then stops the call from running.
-    fn record(&self, event: Event, durable: bool) -> Result<(), String>;
+    fn record(&self, event: Event, durable: bool) -> Result<(), RecordError>;
 }
 
 /// How an evaluation meets the outside world.

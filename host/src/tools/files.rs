@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::workspace::{map_io, Resolved};
 use super::Media;
-use super::{str_field, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
+use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
 
 /// Default number of lines `Read` returns.
 pub const DEFAULT_READ_LIMIT: u64 = 2000;
@@ -222,8 +222,8 @@ impl Tool for Read {
         true
     }
 
-    fn idempotent(&self) -> bool {
-        true
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Path
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
@@ -307,7 +307,7 @@ fn read_file(
             let value = json!({"type": "image", "file_path": shown, "mime": mime, "bytes": n});
             let text = format!("[image {mime}, {n} bytes: {shown}]");
             let data = base64::engine::general_purpose::STANDARD.encode(&data);
-            Ok(ToolOutput { value, text, media: vec![Media::Image { mime: mime.to_string(), data }] })
+            Ok(ToolOutput::new(value, text).with_media(vec![Media::Image { mime: mime.to_string(), data }]))
         }
         Kind::Pdf => {
             let mut data = media(MAX_PDF_BYTES, "PDF")?;
@@ -321,7 +321,7 @@ fn read_file(
             let value = json!({"type": "pdf", "file_path": shown, "mime": "application/pdf", "bytes": n});
             let text = format!("[PDF, {n} bytes: {shown}]");
             let data = base64::engine::general_purpose::STANDARD.encode(&data);
-            Ok(ToolOutput { value, text, media: vec![Media::Pdf { data }] })
+            Ok(ToolOutput::new(value, text).with_media(vec![Media::Pdf { data }]))
         }
         Kind::Binary => Err(ToolError::InvalidInput(format!(
             "{shown} is a binary file ({len} bytes); Read returns text, images (PNG, JPEG, GIF, WebP) and PDFs"
@@ -526,8 +526,8 @@ impl Tool for Write {
         })
     }
 
-    fn idempotent(&self) -> bool {
-        true
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Path
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
@@ -614,6 +614,10 @@ impl Tool for Edit {
             "required": ["file_path", "old_string", "new_string"],
             "additionalProperties": false
         })
+    }
+
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Path
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
@@ -790,7 +794,7 @@ mod tests {
                 assert!(p["description"].is_string());
             }
         }
-        assert!(Read.read_only(&json!({})) && Read.idempotent());
+        assert!(Read.read_only(&json!({})) && Read.rule_kind() == RuleKind::Path);
         assert!(!Write.read_only(&json!({})) && !Edit.read_only(&json!({})));
         assert_eq!(Read.input_paths(&json!({"file_path": "a/b"})), vec!["a/b".to_string()]);
     }

@@ -2,6 +2,7 @@
 //! the granted workspace roots) but know no policy: permission, hooks,
 //! schema validation and timeouts are the pipeline's job.
 
+pub mod chdir;
 pub mod files;
 pub mod sampling;
 pub mod search;
@@ -18,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use workspace::{Resolved, Workspace};
+pub use workspace::Workspace;
 
 /// Native timeout of file and search tools.
 pub const FILE_TOOL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -95,13 +96,37 @@ pub struct ToolOutput {
     pub text: String,
     /// Media attachments.
     pub media: Vec<Media>,
+    /// A new working directory for the rest of the evaluation (only the
+    /// built-in `chdir` sets it; the pipeline re-checks it against the roots).
+    #[serde(skip)]
+    pub(crate) cwd: Option<PathBuf>,
 }
 
 impl ToolOutput {
     /// Output with a value and a text rendering, no media.
     pub fn new(value: Value, text: impl Into<String>) -> Self {
-        Self { value, text: text.into(), media: Vec::new() }
+        Self { value, text: text.into(), media: Vec::new(), cwd: None }
     }
+
+    /// The same output with `media` attached.
+    pub fn with_media(mut self, media: Vec<Media>) -> Self {
+        self.media = media;
+        self
+    }
+}
+
+/// How permission rules with a specifier (`Tool(spec)`) match a tool's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuleKind {
+    /// The specifier is a path glob matched against [`Tool::input_paths`]
+    /// (`Read(./src/**)`).
+    Path,
+    /// The specifier is a shell command pattern matched against every
+    /// subcommand of [`Tool::rule_subject`] (`Bash(git status:*)`).
+    Shell,
+    /// The specifier is matched against the whole of [`Tool::rule_subject`].
+    Command,
 }
 
 /// What a running call may use.
@@ -158,10 +183,6 @@ pub trait Tool: Send + Sync + 'static {
     fn concurrency_safe(&self, input: &Value) -> bool {
         self.read_only(input)
     }
-    /// True when repeating a call has no further effect.
-    fn idempotent(&self) -> bool {
-        false
-    }
     /// Paths the input refers to, for path-scoped permission rules
     /// (`Read(./src/**)`). Raw strings as given by the caller.
     fn input_paths(&self, _input: &Value) -> Vec<String> {
@@ -169,6 +190,20 @@ pub trait Tool: Send + Sync + 'static {
     }
     /// The string command-scoped rules match (`Bash(git status:*)`).
     fn rule_subject(&self, _input: &Value) -> Option<String> {
+        None
+    }
+    /// How rules that name this tool with a specifier match its calls.
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Command
+    }
+    /// Another tool whose deny rules also cover this tool's paths (Glob and
+    /// Grep read file contents, so `Read` deny rules apply to them).
+    fn also_checked_as(&self) -> Option<&str> {
+        None
+    }
+    /// The JavaScript global the tool is installed as (`None`: its name, or
+    /// its name made an identifier).
+    fn global(&self) -> Option<&str> {
         None
     }
     /// Run the call. The input has already been validated against the schema.
@@ -183,6 +218,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 /// The built-in tools, with `sampler` answering `haiku` (model sampling).
 pub fn builtin_tools_with(sampler: Option<Arc<dyn sampling::Sampler>>) -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(chdir::Chdir),
         Arc::new(sampling::Sample::new(sampler)),
         Arc::new(shell::Bash),
         Arc::new(files::Read),

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::files::{cancelled, cut_line, opt_bool, opt_str, opt_uint, req_str, run_blocking, show, strip_eol};
 use super::workspace::{map_io, Resolved};
-use super::{str_field, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
+use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
 
 /// Most files `Glob` returns.
 pub const GLOB_MAX_RESULTS: usize = 100;
@@ -205,8 +205,12 @@ impl Tool for Glob {
         true
     }
 
-    fn idempotent(&self) -> bool {
-        true
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Path
+    }
+
+    fn also_checked_as(&self) -> Option<&str> {
+        Some("Read")
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {
@@ -397,8 +401,12 @@ impl Tool for Grep {
         true
     }
 
-    fn idempotent(&self) -> bool {
-        true
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Path
+    }
+
+    fn also_checked_as(&self) -> Option<&str> {
+        Some("Read")
     }
 
     fn input_paths(&self, input: &Value) -> Vec<String> {

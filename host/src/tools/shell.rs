@@ -6,10 +6,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use super::{str_field, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use crate::process::{read_capped, Captured, EnvPolicy, ProcessGroup};
 
 /// Default native timeout of a command.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -152,6 +152,10 @@ impl Tool for Bash {
         str_field(input, "command").is_some_and(is_read_only)
     }
 
+    fn rule_kind(&self) -> RuleKind {
+        RuleKind::Shell
+    }
+
     fn rule_subject(&self, input: &Value) -> Option<String> {
         str_field(input, "command").map(str::to_string)
     }
@@ -159,39 +163,6 @@ impl Tool for Bash {
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
         Box::pin(run(input, ctx))
     }
-}
-
-/// Kills the whole process group when dropped (timeout, abort, eval end).
-struct GroupGuard(Option<i32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // SAFETY: killpg only sends a signal; pgid is the group we created.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut r: R) -> (Vec<u8>, bool) {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 64 << 10];
-    let mut truncated = false;
-    loop {
-        match r.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = MAX_STREAM_BYTES.saturating_sub(out.len());
-                if n > room {
-                    truncated = true;
-                }
-                out.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-    (out, truncated)
 }
 
 fn shell() -> &'static str {
@@ -208,34 +179,31 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         return Err(ToolError::InvalidInput("the command contains a NUL byte".into()));
     }
     let mut cmd = Command::new(shell());
-    cmd.arg("-c").arg(command).current_dir(&ctx.cwd).env_clear();
-    for k in ENV_PASSTHROUGH {
-        if let Some(v) = std::env::var_os(k) {
-            cmd.env(k, v);
-        }
-    }
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| ToolError::Io(format!("cannot start {}: {e}", shell())))?;
-    let guard = GroupGuard(child.id().map(|p| p as i32));
-    let stdout = child.stdout.take().ok_or_else(|| ToolError::Io("no stdout pipe".into()))?;
-    let stderr = child.stderr.take().ok_or_else(|| ToolError::Io("no stderr pipe".into()))?;
+    cmd.arg("-c").arg(command).current_dir(&ctx.cwd);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // The group is killed when `group` is dropped (timeout, abort, eval end).
+    let mut group = ProcessGroup::spawn(&mut cmd, &EnvPolicy::only(ENV_PASSTHROUGH))
+        .map_err(|e| ToolError::Io(format!("cannot start {}: {e}", shell())))?;
+    let stdout = group.child_mut().stdout.take().ok_or_else(|| ToolError::Io("no stdout pipe".into()))?;
+    let stderr = group.child_mut().stderr.take().ok_or_else(|| ToolError::Io("no stderr pipe".into()))?;
     let waited = async {
-        let (o, e) = tokio::join!(read_capped(stdout), read_capped(stderr));
-        (o, e, child.wait().await)
+        let (o, e) = tokio::join!(read_capped(stdout, MAX_STREAM_BYTES), read_capped(stderr, MAX_STREAM_BYTES));
+        (o, e, group.wait().await)
     };
     let finished = tokio::select! {
         r = waited => Some(r),
         _ = ctx.cancel.cancelled() => None,
     };
-    let Some(((out, t1), (err, t2), status)) = finished else {
-        drop(guard); // kill the group now
+    let Some((Captured { bytes: out, truncated: t1 }, Captured { bytes: err, truncated: t2 }, status)) = finished
+    else {
+        drop(group); // kill the group now
         return Err(ToolError::Cancelled(format!(
             "the command was stopped (timeout {} ms or abort); its process group was killed",
             ctx.timeout.as_millis()
         )));
     };
     // The shell exited; kill anything it left running in the group.
-    drop(guard);
+    drop(group);
     let status = status.map_err(|e| ToolError::Io(format!("waiting for the command: {e}")))?;
     let stdout = String::from_utf8_lossy(&out).into_owned();
     let stderr = String::from_utf8_lossy(&err).into_owned();
@@ -317,16 +285,8 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let pids = std::fs::read_to_string(&pidfile).unwrap();
         for pid in pids.lines() {
-            let pid: i32 = pid.trim().parse().unwrap();
-            assert!(!process_alive(pid), "background process {pid} survived");
-        }
-    }
-
-    /// Running (not a zombie waiting to be reaped by an absent init).
-    pub(crate) fn process_alive(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
-            Err(_) => false,
+            let pid: u32 = pid.trim().parse().unwrap();
+            assert!(!crate::process::is_running(pid), "background process {pid} survived");
         }
     }
 

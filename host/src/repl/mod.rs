@@ -1,22 +1,31 @@
 //! The embeddable REPL: one persistent JavaScript context, evaluations with
-//! budgets, result assembly and caps. This is the API the CLI (and later the
-//! MCP server) are thin front ends over.
+//! budgets, result assembly and caps. The CLI and the MCP server are thin
+//! front ends over it; [`Repl::builder`] wires one.
+
+mod builder;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::pipeline::dispatcher::{CallRecord, Dispatcher};
+pub use builder::{Limits, ReplBuilder};
+
+use crate::pipeline::dispatcher::{CallRecord, Dispatcher, FrontCall, FrontDefault, PipelineError};
 use crate::replay::log::Event;
+use crate::replay::player::{self, Replayed};
 use crate::replay::recorder::SessionRecorder;
-use crate::replay::store::LogStore;
+use crate::replay::store::{LogStore, StoreError};
 use crate::runtime::{
-    Budget, CancelToken, EngineOptions, EvalReport, EvalRequest, Fault, RuntimeError, Sandbox, SandboxEngine,
+    Ambient, Budget, CancelToken, EvalReport, EvalRequest, Fault, RegisteredTool, RuntimeError, Sandbox, SandboxEngine,
     SandboxOptions, ScriptError, StopReason,
 };
-use crate::runtime::{Divergence, Recorder, ReplayObservation, Tape};
-use crate::script::{self, ScriptLimits};
+use crate::runtime::{Recorder, ReplayObservation, Tape};
+use crate::script;
+use crate::tools::{Media, ToolError};
+
+/// Prefix of the names script-registered tools are offered to the model under.
+pub const REGISTERED_PREFIX: &str = "eval_registered__";
 
 /// Default script budget in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -30,6 +39,7 @@ pub const DEFAULT_TEXT_CAP: usize = 100_000;
 /// Errors of the REPL API. Script failures are not errors: they are reported
 /// in [`EvalResult`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReplError {
     /// The request itself is invalid (e.g. a bad timeout).
     #[error("invalid input: {0}")]
@@ -37,9 +47,21 @@ pub enum ReplError {
     /// The sandbox runtime failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// The session log could not be read.
+    /// The session log could not be read or written.
     #[error("session log: {0}")]
-    Session(String),
+    Session(#[from] StoreError),
+    /// The session is in use elsewhere (one writer per session).
+    #[error("session {0:?} is in use by another connection (one connection per session)")]
+    SessionBusy(String),
+    /// The pipeline could not be built (settings, rules, tool schemas).
+    #[error("pipeline: {0}")]
+    Pipeline(#[from] PipelineError),
+    /// A workspace root is unusable.
+    #[error("workspace: {0}")]
+    Roots(#[source] ToolError),
+    /// The current directory (the default root) cannot be read.
+    #[error("workspace: cannot read the current directory: {0}")]
+    Workspace(#[source] std::io::Error),
 }
 
 /// A durable session: its log is replayed when the REPL starts and every
@@ -66,75 +88,7 @@ struct ActiveSession {
     boundary: String,
 }
 
-/// How a replayed block matched its recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Same calls, same order, same outcome.
-    Ok,
-    /// The block left its recording (call count, tool order or throw position).
-    Drift,
-    /// The block threw, as it did when recorded.
-    Threw,
-}
-
-/// The verdict of one replayed block.
-#[derive(Debug, Clone, Serialize)]
-pub struct BlockVerdict {
-    /// Block number.
-    pub block: u64,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// The first divergence, for `drift`.
-    pub divergence: Option<Divergence>,
-    /// Where in the block's code the divergence surfaced (`line:column`), when known.
-    pub location: Option<String>,
-    /// Calls whose outcome is unknown (the recording process died while they ran): `#index tool`.
-    pub outcome_unknown: Vec<String>,
-    /// The block's code (first line).
-    pub code: String,
-}
-
-/// What restoring a session found.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct RestoreReport {
-    /// One verdict per block, in order.
-    pub blocks: Vec<BlockVerdict>,
-    /// One-line summary.
-    pub summary: String,
-}
-
-/// Settings of a [`Repl`].
-#[derive(Debug, Clone)]
-pub struct ReplOptions {
-    /// Per-sandbox settings (tools, JS limits).
-    pub sandbox: SandboxOptions,
-    /// Limits on accepted code.
-    pub script_limits: ScriptLimits,
-    /// Cap on the result text, in characters.
-    pub text_cap: usize,
-    /// Hard wall-clock limit of one evaluation.
-    pub hard_wall: Duration,
-    /// The inner-call pipeline. When set, its tools are installed as globals
-    /// and every guest call goes through it (overriding `sandbox.handler`
-    /// and `sandbox.tools`).
-    pub dispatcher: Option<Arc<Dispatcher>>,
-    /// A durable session to resume and record into.
-    pub session: Option<SessionConfig>,
-}
-
-impl Default for ReplOptions {
-    fn default() -> Self {
-        Self {
-            sandbox: SandboxOptions::default(),
-            script_limits: ScriptLimits::default(),
-            text_cap: DEFAULT_TEXT_CAP,
-            hard_wall: Duration::from_millis(HARD_WALL_MS),
-            dispatcher: None,
-            session: None,
-        }
-    }
-}
+pub use crate::replay::player::{BlockVerdict, RestoreReport, Verdict};
 
 /// Validate a user-supplied timeout (milliseconds). `None` gives the default;
 /// values above the maximum are clamped; zero, negative, non-finite and
@@ -178,7 +132,7 @@ pub struct EvalResult {
     /// The result value as JSON (the last expression, or `o`), when the
     /// script completed.
     pub result: Option<serde_json::Value>,
-    /// Display text of the result, capped (see [`ReplOptions::text_cap`]).
+    /// Display text of the result, capped (see [`Limits::text_cap`]).
     pub text: String,
     /// Console output (stdout).
     pub stdout: String,
@@ -199,7 +153,7 @@ pub struct EvalResult {
     /// Inner calls that completed or were refused (tool_use/tool_result pairs).
     pub calls: Vec<CallRecord>,
     /// Images and PDFs returned by inner calls (at most 8 and 4).
-    pub media: Vec<crate::tools::Media>,
+    pub media: Vec<Media>,
     /// Wire names (`eval_registered__<name>`) of tools this evaluation registered.
     pub new_tools: Vec<String>,
 }
@@ -212,56 +166,96 @@ impl EvalResult {
 }
 
 /// A persistent JavaScript REPL context.
+///
+/// Every capability a script reaches — the built-in tools, an embedder's
+/// own [`crate::Tool`]s, `chdir`, the model's calls of script-registered
+/// tools — passes one [`Dispatcher`].
 pub struct Repl {
     engine: Arc<SandboxEngine>,
-    options: ReplOptions,
+    dispatcher: Arc<Dispatcher>,
+    limits: Limits,
+    ambient: Arc<dyn Ambient>,
+    repo_hint: String,
     sandbox: Option<Sandbox>,
     /// Why the previous context was lost, to report on the next evaluation.
     lost: Option<String>,
     session: Option<ActiveSession>,
     restore: Option<RestoreReport>,
     /// The registry as of a revision, to tell which tools an eval added.
-    tools_seen: (u64, Vec<crate::runtime::RegisteredTool>),
+    tools_seen: (u64, Vec<RegisteredTool>),
 }
 
 impl std::fmt::Debug for Repl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Repl").field("options", &self.options).finish_non_exhaustive()
+        f.debug_struct("Repl")
+            .field("limits", &self.limits)
+            .field("dispatcher", &self.dispatcher)
+            .finish_non_exhaustive()
     }
 }
 
 impl Repl {
-    /// Create a REPL with its own engine (default engine options).
-    pub async fn new(options: ReplOptions) -> Result<Self, ReplError> {
-        let engine = Arc::new(SandboxEngine::new(EngineOptions::default())?);
-        Self::with_engine(engine, options).await
+    /// Start wiring a REPL: roots, settings, rules, tools, approver,
+    /// sampler, session, limits.
+    pub fn builder() -> ReplBuilder {
+        ReplBuilder::default()
     }
 
-    /// Create a REPL on a shared engine.
-    pub async fn with_engine(engine: Arc<SandboxEngine>, mut options: ReplOptions) -> Result<Self, ReplError> {
-        if let Some(d) = &options.dispatcher {
-            options.sandbox.handler = Arc::new(d.clone());
-            options.sandbox.tools = d.bindings();
-        }
-        let sandbox = Sandbox::new(&engine, options.sandbox.clone()).await?;
-        let session_cfg = options.session.clone();
+    async fn assemble(
+        engine: Arc<SandboxEngine>,
+        dispatcher: Arc<Dispatcher>,
+        limits: Limits,
+        ambient: Arc<dyn Ambient>,
+        repo_hint: String,
+        session: Option<SessionConfig>,
+    ) -> Result<Self, ReplError> {
         let mut repl = Self {
             engine,
-            options,
-            sandbox: Some(sandbox),
+            dispatcher,
+            limits,
+            ambient,
+            repo_hint,
+            sandbox: None,
             lost: None,
             session: None,
             restore: None,
             tools_seen: (0, Vec::new()),
         };
-        if let Some(cfg) = session_cfg {
+        repl.rebuild_sandbox().await?;
+        if let Some(cfg) = session {
             repl.hydrate(cfg).await?;
         }
         Ok(repl)
     }
 
+    /// The pipeline every call of this context goes through.
+    pub fn dispatcher(&self) -> &Arc<Dispatcher> {
+        &self.dispatcher
+    }
+
+    /// Peak linear memory the current guest instance asked for, in bytes.
+    pub fn peak_memory(&self) -> usize {
+        self.sandbox.as_ref().map(|s| s.peak_memory()).unwrap_or(0)
+    }
+
+    /// The limits of this context.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    fn sandbox_options(&self) -> SandboxOptions {
+        SandboxOptions {
+            js_memory_limit: self.limits.js_memory,
+            js_stack_limit: self.limits.js_stack,
+            tools: self.dispatcher.bindings(),
+            handler: Arc::new(self.dispatcher.clone()),
+            ambient: self.ambient.clone(),
+            repo_hint: self.repo_hint.clone(),
+        }
+    }
+
     /// Tools the script registered with `registerTool`.
-    pub fn registered_tools(&self) -> Vec<crate::runtime::RegisteredTool> {
+    pub fn registered_tools(&self) -> Vec<RegisteredTool> {
         self.sandbox.as_ref().map(|s| s.registered_tools()).unwrap_or_default()
     }
 
@@ -277,7 +271,7 @@ impl Repl {
     /// Drop the instance (freeing its pool slot first) and build a fresh one.
     async fn rebuild_sandbox(&mut self) -> Result<(), ReplError> {
         self.sandbox = None;
-        self.sandbox = Some(Sandbox::new(&self.engine, self.options.sandbox.clone()).await?);
+        self.sandbox = Some(Sandbox::new(&self.engine, self.sandbox_options()).await?);
         Ok(())
     }
 
@@ -294,46 +288,59 @@ impl Repl {
     }
 
     /// A model's call of a registered tool (`eval_registered__<name>` or the
-    /// bare name): the input is validated against the tool's schema, the
-    /// pipeline must approve (registered tools always ask), then the handler
-    /// runs in the guest realm as an evaluation of its own (recorded, so
-    /// replay restores what it did).
+    /// bare name). It passes the pipeline like any call — schema, isolation
+    /// latch, PreToolUse hooks, permission (registered tools always ask),
+    /// events, a record — then the handler runs in the guest realm as an
+    /// evaluation of its own (recorded, so replay restores what it did), and
+    /// PostToolUse hooks see its result (a blocking one withholds it).
     pub async fn call_registered(
         &mut self,
         name: &str,
         input: serde_json::Value,
         opts: EvalOptions,
     ) -> Result<EvalResult, ReplError> {
-        let name = name.strip_prefix("eval_registered__").unwrap_or(name);
+        let name = name.strip_prefix(REGISTERED_PREFIX).unwrap_or(name);
         let tool = self
             .registered_tools()
             .into_iter()
             .find(|t| t.name == name)
             .ok_or_else(|| ReplError::InvalidInput(format!("no registered tool named {name:?}")))?;
-        let validator = jsonschema::validator_for(&tool.input_schema)
-            .map_err(|e| ReplError::InvalidInput(format!("the schema of {name} is invalid: {e}")))?;
-        let errors: Vec<String> = validator.iter_errors(&input).take(5).map(|e| e.to_string()).collect();
-        if !errors.is_empty() {
-            return Ok(EvalResult::refused(
-                "ToolInputError",
-                format!("invalid input for {name}: {}", errors.join("; ")),
-            ));
-        }
-        let decision = match &self.options.dispatcher {
-            Some(d) => d.authorize_registered(name, &input).await,
-            None => Err(crate::runtime::CallFailure::new(
-                "denied",
-                format!(
-                    "Execute registered tool \"{name}\": registered tools always ask, and no pipeline is configured"
-                ),
-            )),
+        let call = FrontCall {
+            tool: format!("{REGISTERED_PREFIX}{name}"),
+            input,
+            schema: tool.input_schema.clone(),
+            default: FrontDefault::AlwaysAsk(format!("Execute registered tool \"{name}\"")),
         };
-        if let Err(f) = decision {
-            return Ok(EvalResult::refused("PermissionDenied", f.message));
+        let admission = match self.dispatcher.admit(call).await {
+            Ok(a) => a,
+            Err(refusal) => {
+                let js_name = match refusal.failure.kind {
+                    crate::runtime::FailureKind::InvalidInput => "ToolInputError",
+                    _ => "PermissionDenied",
+                };
+                let mut r = EvalResult::refused(js_name, refusal.failure.message);
+                push_warnings(&mut r, &refusal.warnings);
+                r.calls.push(refusal.record);
+                return Ok(r);
+            }
+        };
+        let code = format!(
+            "await __wrepl_invoke_registered({}, {})",
+            serde_json::Value::String(name.to_string()),
+            admission.input()
+        );
+        let mut result = self.eval(&code, opts).await?;
+        let outcome = match &result.error {
+            Some(e) => Err(format!("{}: {}", e.name, e.message)),
+            None => Ok((result.result.clone().unwrap_or(serde_json::Value::Null), result.text.clone())),
+        };
+        let settled = self.dispatcher.settle(admission, outcome).await;
+        push_warnings(&mut result, &settled.warnings);
+        result.calls.push(settled.record);
+        if let Some(reason) = settled.blocked {
+            result.withhold(&format!("{REGISTERED_PREFIX}{name}"), &reason);
         }
-        let code =
-            format!("await __wrepl_invoke_registered({}, {})", serde_json::Value::String(name.to_string()), input);
-        self.eval(&code, opts).await
+        Ok(result)
     }
 
     /// What resuming the session found (`None` without a session).
@@ -344,90 +351,17 @@ impl Repl {
     /// Replay the session's recorded blocks (hydration `resume`): every
     /// capability is answered from the log, so no tool runs again.
     async fn hydrate(&mut self, cfg: SessionConfig) -> Result<(), ReplError> {
-        let events = cfg.store.load(&cfg.name).map_err(|e| ReplError::Session(e.to_string()))?;
-        let mut blocks: std::collections::BTreeMap<u64, Vec<Event>> = std::collections::BTreeMap::new();
-        for e in events {
-            blocks.entry(e.block).or_default().push(e.event);
-        }
+        let events = cfg.store.load(&cfg.name)?;
+        let plan = player::plan(events, Duration::from_millis(MAX_TIMEOUT_MS));
         let mut report = RestoreReport::default();
-        let mut next_block = 0;
-        for (n, events) in blocks {
-            next_block = n + 1;
-            let mut code = None;
-            let mut end = None;
-            let mut body = Vec::new();
-            for e in events {
-                match e {
-                    Event::Begin { code: c, .. } => code = Some(c),
-                    Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
-                    other => body.push(other),
-                }
-            }
-            let Some(code) = code else { continue };
-            let tools: Vec<String> = body
-                .iter()
-                .filter_map(|e| match e {
-                    Event::Call { tool, .. } => Some(tool.clone()),
-                    _ => None,
-                })
-                .collect();
-            let budget = match end {
-                Some((_, true)) => Duration::from_millis(1000),
-                _ => Duration::from_millis(MAX_TIMEOUT_MS),
-            };
-            let (result, obs) = self.run_block(&code, budget, EvalOptions::default(), Tape::Replay(body)).await?;
-            let obs = obs.unwrap_or_default();
-            let threw_now = result.error.is_some();
-            let mut divergence = obs.divergence;
-            if divergence.is_none() {
-                if let Some((threw_then, _)) = end {
-                    if threw_then != threw_now {
-                        divergence = Some(Divergence {
-                            position: 0,
-                            call: None,
-                            expected: if threw_then { "a throw".into() } else { "completion".into() },
-                            actual: if threw_now { "a throw".into() } else { "completion".into() },
-                        });
-                    }
-                }
-            }
-            // A drifting call throws in the script at the call site; its stack
-            // names the location in the block's code.
-            let location = divergence.as_ref().and(result.error.as_ref()).and_then(|e| {
-                let at = e.stack.find("<repl>:")?;
-                let rest = &e.stack[at + "<repl>:".len()..];
-                Some(rest.split(|c: char| c == ')' || c.is_whitespace()).next().unwrap_or("").to_string())
-            });
-            let verdict = if divergence.is_some() {
-                Verdict::Drift
-            } else if threw_now {
-                Verdict::Threw
-            } else {
-                Verdict::Ok
-            };
-            report.blocks.push(BlockVerdict {
-                block: n,
-                verdict,
-                divergence,
-                location,
-                outcome_unknown: obs
-                    .unknown
-                    .iter()
-                    .map(|i| format!("#{i} {}", tools.get(*i as usize).map(String::as_str).unwrap_or("?")))
-                    .collect(),
-                code: code.lines().next().unwrap_or("").chars().take(120).collect(),
-            });
+        for mut block in plan.blocks {
+            let tape = std::mem::take(&mut block.tape);
+            let (result, observation) = self.run_block(&block.code, block.budget, EvalOptions::default(), tape).await?;
+            let stack = result.error.as_ref().map(|e| e.stack.clone()).unwrap_or_default();
+            report.judge(block, Replayed { threw: result.error.is_some(), stack, observation });
         }
-        let count = |v: Verdict| report.blocks.iter().filter(|b| b.verdict == v).count();
-        let unknown: usize = report.blocks.iter().map(|b| b.outcome_unknown.len()).sum();
-        report.summary = format!(
-            "restored {} block(s): {} ok, {} threw, {} drift; {} call(s) with unknown outcome",
-            report.blocks.len(),
-            count(Verdict::Ok),
-            count(Verdict::Threw),
-            count(Verdict::Drift),
-            unknown
-        );
+        report.summarize();
+        let next_block = plan.next_block;
         let recorder = Arc::new(SessionRecorder::new(cfg.store.clone(), cfg.name.clone()));
         self.session = Some(ActiveSession { recorder, next_block, boundary: cfg.boundary });
         self.restore = Some(report);
@@ -468,7 +402,7 @@ impl Repl {
                 .1
                 .iter()
                 .filter(|t| !before.contains(t))
-                .map(|t| format!("eval_registered__{}", t.name))
+                .map(|t| format!("{REGISTERED_PREFIX}{}", t.name))
                 .collect();
         }
         if let (Some(rec), Some(sess)) = (&recorder, self.session.as_mut()) {
@@ -478,7 +412,7 @@ impl Repl {
                 stopped: result.timed_out || result.error.as_ref().is_some_and(|e| e.name == "AbortError"),
             };
             if let Err(e) = rec.record(end, true) {
-                result.stderr.push_str(&format!("[wrepl] warning: the session log could not be written: {e}\n"));
+                result.stderr.push_str(&format!("[wrepl] warning: {e}\n"));
             }
             sess.next_block += 1;
         }
@@ -499,16 +433,14 @@ impl Repl {
         tape: Tape,
     ) -> Result<(EvalResult, Option<ReplayObservation>), ReplError> {
         self.ensure_sandbox().await?;
-        let script = match script::prepare(code, &self.options.script_limits) {
+        let script = match script::prepare(code, &self.limits.script) {
             Ok(s) => s,
             Err(rejected) => return Ok((EvalResult::refused(rejected.js_name(), rejected.to_string()), None)),
         };
-        if let Some(d) = &self.options.dispatcher {
-            d.begin_eval();
-        }
+        self.dispatcher.begin_eval();
         let request = EvalRequest {
             script,
-            budget: Budget { script: timeout, wall: self.options.hard_wall },
+            budget: Budget { script: timeout, wall: self.limits.hard_wall },
             fuel: opts.fuel,
             cancel: opts.cancel,
             tape,
@@ -528,23 +460,19 @@ impl Repl {
             report = sandbox.eval(request).await;
         }
         let replay = report.replay.clone();
-        let mut result = self.assemble(report, timeout);
+        let mut result = self.assemble_result(report, timeout);
         if let Some(note) = poisoned_note {
             result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
             result.context_reset = Some(note);
         }
-        if let Some(d) = &self.options.dispatcher {
-            let calls = d.finish_eval();
-            for w in &calls.warnings {
-                result.stderr.push_str(&format!("[wrepl] {w}\n"));
-            }
-            result.calls = calls.records;
-            result.media = calls.media;
-        }
+        let calls = self.dispatcher.finish_eval();
+        push_warnings(&mut result, &calls.warnings);
+        result.calls = calls.records;
+        result.media = calls.media;
         Ok((result, replay))
     }
 
-    fn assemble(&mut self, report: EvalReport, timeout: Duration) -> EvalResult {
+    fn assemble_result(&mut self, report: EvalReport, timeout: Duration) -> EvalResult {
         let EvalReport {
             value_json,
             text,
@@ -565,7 +493,7 @@ impl Repl {
             self.lost = Some(why.clone());
             context_reset = Some(format!("the context was lost ({why}); the next evaluation starts fresh"));
             let (name, message) = match f {
-                Fault::Unresponsive(r) => (stop_error_name(*r), stop_message(*r, timeout, &self.options, true)),
+                Fault::Unresponsive(r) => (stop_error_name(*r), stop_message(*r, timeout, &self.limits, true)),
                 Fault::OutOfFuel => ("RangeError", format!("{why}; the context was reset")),
                 Fault::StackOverflow => ("RangeError", format!("{why}; the context was reset")),
                 Fault::OutOfMemory => ("RangeError", format!("{why}; the context was reset")),
@@ -580,7 +508,7 @@ impl Repl {
         } else if let Some(r) = stopped {
             Some(ScriptError {
                 name: stop_error_name(r).into(),
-                message: stop_message(r, timeout, &self.options, false),
+                message: stop_message(r, timeout, &self.limits, false),
                 stack: String::new(),
             })
         } else {
@@ -589,7 +517,7 @@ impl Repl {
         let result = value_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
         EvalResult {
             result: if error.is_some() { None } else { result },
-            text: if error.is_some() { String::new() } else { cap_text(text, self.options.text_cap) },
+            text: if error.is_some() { String::new() } else { cap_text(text, self.limits.text_cap) },
             stdout: console.stdout,
             stderr: console.stderr,
             error,
@@ -612,7 +540,7 @@ fn stop_error_name(r: StopReason) -> &'static str {
     }
 }
 
-fn stop_message(r: StopReason, timeout: Duration, o: &ReplOptions, killed: bool) -> String {
+fn stop_message(r: StopReason, timeout: Duration, o: &Limits, killed: bool) -> String {
     let base = match r {
         StopReason::ScriptBudget => format!(
             "the script ran out of its {} ms time budget (time spent waiting for inner tools does not count)",
@@ -643,7 +571,24 @@ pub fn cap_text(text: String, cap: usize) -> String {
     }
 }
 
+fn push_warnings(r: &mut EvalResult, warnings: &[String]) {
+    for w in warnings {
+        r.stderr.push_str(&format!("[wrepl] {w}\n"));
+    }
+}
+
 impl EvalResult {
+    /// Replace the outcome with an error saying a PostToolUse hook withheld it.
+    fn withhold(&mut self, tool: &str, reason: &str) {
+        self.result = None;
+        self.text = String::new();
+        self.error = Some(ScriptError {
+            name: "ResultWithheld".into(),
+            message: format!("the result of {tool} was withheld by a PostToolUse hook: {reason}"),
+            stack: String::new(),
+        });
+    }
+
     fn refused(name: &str, message: String) -> Self {
         Self {
             result: None,

@@ -22,8 +22,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::{Map, Value};
 
-use crate::pipeline::dispatcher::{Dispatcher, CHDIR};
+use crate::pipeline::dispatcher::Dispatcher;
+use crate::repl::REGISTERED_PREFIX;
 use crate::runtime::RegisteredTool;
+use crate::tools::chdir::CHDIR;
 use crate::tools::Tool;
 
 /// Schemas nested deeper than this are declared `unknown`.
@@ -42,8 +44,6 @@ const MAX_NAME_CHARS: usize = 96;
 const RESERVE_BYTES: usize = 64 << 10;
 /// Prefix of the globals the prelude wires without defining them.
 const HIDDEN_GLOBAL_PREFIX: &str = "__wrepl_";
-/// Wire-name prefix of script-registered tools.
-const REGISTERED_PREFIX: &str = "eval_registered__";
 
 /// What the declarations need to know about one tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,21 +94,8 @@ pub fn dispatcher_signatures(dispatcher: &Dispatcher) -> Vec<ToolSignature> {
     let globals: HashMap<String, String> = dispatcher.bindings().into_iter().map(|b| (b.name, b.global)).collect();
     let mut out: Vec<ToolSignature> =
         dispatcher.tools().map(|t| ToolSignature::of_tool(t.as_ref(), globals.get(t.name()).cloned())).collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    if let Some(g) = globals.get(CHDIR) {
-        out.push(ToolSignature {
-            name: CHDIR.to_string(),
-            global: Some(g.clone()),
-            description: "Change the evaluation's working directory (inside the workspace roots).".into(),
-            input_schema: serde_json::json!({
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "The new working directory."}},
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-            output_schema: Some(serde_json::json!({"type": "string"})),
-        });
-    }
+    // Sorted by name, with the built-in `chdir` (wired as a shorthand) last.
+    out.sort_by(|a, b| (a.name == CHDIR, &a.name).cmp(&(b.name == CHDIR, &b.name)));
     out
 }
 

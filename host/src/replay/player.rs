@@ -1,0 +1,191 @@
+//! Restoring a context from its log (hydration `resume`): every recorded
+//! block is re-evaluated in order with every capability answered from the
+//! log, so variables come back and no tool runs again; each block gets a
+//! verdict. The evaluation itself is the caller's (the REPL's): this module
+//! knows the log, not the guest.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::log::{Event, StoredEvent};
+use crate::runtime::{Divergence, ReplayObservation, Tape};
+
+/// How a replayed block matched its recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Same calls, same order, same outcome.
+    Ok,
+    /// The block left its recording (call count, tool order or throw position).
+    Drift,
+    /// The block threw, as it did when recorded.
+    Threw,
+}
+
+/// The verdict of one replayed block.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockVerdict {
+    /// Block number.
+    pub block: u64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The first divergence, for `drift`.
+    pub divergence: Option<Divergence>,
+    /// Where in the block's code the divergence surfaced (`line:column`), when known.
+    pub location: Option<String>,
+    /// Calls whose outcome is unknown (the recording process died while they ran): `#index tool`.
+    pub outcome_unknown: Vec<String>,
+    /// The block's code (first line).
+    pub code: String,
+}
+
+/// What restoring a session found.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RestoreReport {
+    /// One verdict per block, in order.
+    pub blocks: Vec<BlockVerdict>,
+    /// One-line summary.
+    pub summary: String,
+}
+
+/// What re-evaluating one block gave.
+#[derive(Debug, Clone, Default)]
+pub struct Replayed {
+    /// True when the block threw (or was stopped) this time.
+    pub threw: bool,
+    /// The error's stack, if it threw.
+    pub stack: String,
+    /// How the block matched its recording.
+    pub observation: Option<ReplayObservation>,
+}
+
+/// Budget for re-evaluating a block that was stopped when recorded (it is
+/// expected to be stopped again, quickly).
+const STOPPED_BLOCK_BUDGET: Duration = Duration::from_millis(1000);
+
+/// One recorded block, ready to be re-evaluated.
+#[derive(Debug)]
+pub struct PlannedBlock {
+    /// Block number.
+    pub number: u64,
+    /// The block's code.
+    pub code: String,
+    /// The budget to re-evaluate it with.
+    pub budget: Duration,
+    /// Its recorded events (without Begin/End), to answer every import.
+    pub tape: Tape,
+    /// How it ended when recorded: (threw, stopped); `None` if it never ended.
+    end: Option<(bool, bool)>,
+    /// The tools of its calls, in order.
+    tools: Vec<String>,
+}
+
+/// A session's blocks in order, and the number the next block gets.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The blocks to re-evaluate, in order.
+    pub blocks: Vec<PlannedBlock>,
+    /// The number of the next block recorded.
+    pub next_block: u64,
+}
+
+/// Split a session's log into blocks to re-evaluate; `full_budget` is the
+/// budget of a block that was not stopped when recorded.
+pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
+    let mut by_block: BTreeMap<u64, Vec<Event>> = BTreeMap::new();
+    for e in events {
+        by_block.entry(e.block).or_default().push(e.event);
+    }
+    let mut plan = Plan::default();
+    for (n, events) in by_block {
+        plan.next_block = n + 1;
+        let mut code = None;
+        let mut end = None;
+        let mut body = Vec::new();
+        for e in events {
+            match e {
+                Event::Begin { code: c, .. } => code = Some(c),
+                Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
+                other => body.push(other),
+            }
+        }
+        let Some(code) = code else { continue };
+        let tools: Vec<String> = body
+            .iter()
+            .filter_map(|e| match e {
+                Event::Call { tool, .. } => Some(tool.clone()),
+                _ => None,
+            })
+            .collect();
+        let budget = match end {
+            Some((_, true)) => STOPPED_BLOCK_BUDGET,
+            _ => full_budget,
+        };
+        plan.blocks.push(PlannedBlock { number: n, code, budget, tape: Tape::Replay(body), end, tools });
+    }
+    plan
+}
+
+impl RestoreReport {
+    /// Judge one re-evaluated block against its recording.
+    pub fn judge(&mut self, block: PlannedBlock, replayed: Replayed) {
+        let obs = replayed.observation.unwrap_or_default();
+        let threw_now = replayed.threw;
+        let mut divergence = obs.divergence;
+        if divergence.is_none() {
+            if let Some((threw_then, _)) = block.end {
+                if threw_then != threw_now {
+                    divergence = Some(Divergence {
+                        position: 0,
+                        call: None,
+                        expected: if threw_then { "a throw".into() } else { "completion".into() },
+                        actual: if threw_now { "a throw".into() } else { "completion".into() },
+                    });
+                }
+            }
+        }
+        // A drifting call throws in the script at the call site; its stack
+        // names the location in the block's code.
+        let location = divergence.as_ref().filter(|_| threw_now).and_then(|_| {
+            let at = replayed.stack.find("<repl>:")?;
+            let rest = &replayed.stack[at + "<repl>:".len()..];
+            Some(rest.split(|c: char| c == ')' || c.is_whitespace()).next().unwrap_or("").to_string())
+        });
+        let verdict = if divergence.is_some() {
+            Verdict::Drift
+        } else if threw_now {
+            Verdict::Threw
+        } else {
+            Verdict::Ok
+        };
+        let tools = &block.tools;
+        self.blocks.push(BlockVerdict {
+            block: block.number,
+            verdict,
+            divergence,
+            location,
+            outcome_unknown: obs
+                .unknown
+                .iter()
+                .map(|i| format!("#{i} {}", tools.get(*i as usize).map(String::as_str).unwrap_or("?")))
+                .collect(),
+            code: block.code.lines().next().unwrap_or("").chars().take(120).collect(),
+        });
+    }
+
+    /// Write the one-line summary.
+    pub fn summarize(&mut self) {
+        let count = |v: Verdict| self.blocks.iter().filter(|b| b.verdict == v).count();
+        let unknown: usize = self.blocks.iter().map(|b| b.outcome_unknown.len()).sum();
+        self.summary = format!(
+            "restored {} block(s): {} ok, {} threw, {} drift; {} call(s) with unknown outcome",
+            self.blocks.len(),
+            count(Verdict::Ok),
+            count(Verdict::Threw),
+            count(Verdict::Drift),
+            unknown
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! Tools for tests and benchmarks (not part of the stable API): `t` echoes
+//! its input, `sleep` echoes after `input.ms` milliseconds on a real tokio
+//! timer, `fail` always fails, `hang` never completes (until cancelled).
+//! They are ordinary [`Tool`]s, so calls of them pass the whole pipeline.
+//! Every started call is logged in a shared [`CallLog`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+
+/// The calls the test tools started: `(tool, input JSON text)`.
+pub type CallLog = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Which test tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Echo,
+    Sleep,
+    Fail,
+    Hang,
+}
+
+/// One of the test tools.
+#[derive(Clone)]
+pub struct TestTool {
+    kind: Kind,
+    log: Option<CallLog>,
+}
+
+impl std::fmt::Debug for TestTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestTool").field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+/// Names of the test tools.
+pub const TEST_TOOLS: &[&str] = &["t", "sleep", "fail", "hang"];
+
+/// `t(x)`: echoes its input on the next poll.
+pub fn echo() -> TestTool {
+    TestTool { kind: Kind::Echo, log: None }
+}
+
+/// `sleep({ms})`: echoes its input after `ms` milliseconds.
+pub fn sleep() -> TestTool {
+    TestTool { kind: Kind::Sleep, log: None }
+}
+
+/// The four test tools, logging every started call into `log`.
+pub fn test_tools(log: &CallLog) -> Vec<Arc<dyn Tool>> {
+    [Kind::Echo, Kind::Sleep, Kind::Fail, Kind::Hang]
+        .into_iter()
+        .map(|kind| Arc::new(TestTool { kind, log: Some(log.clone()) }) as Arc<dyn Tool>)
+        .collect()
+}
+
+impl Tool for TestTool {
+    fn name(&self) -> &str {
+        match self.kind {
+            Kind::Echo => "t",
+            Kind::Sleep => "sleep",
+            Kind::Fail => "fail",
+            Kind::Hang => "hang",
+        }
+    }
+
+    fn description(&self) -> &str {
+        match self.kind {
+            Kind::Echo => "test: echo the input",
+            Kind::Sleep => "test: sleep `ms` milliseconds, then echo the input",
+            Kind::Fail => "test: always fail",
+            Kind::Hang => "test: never complete",
+        }
+    }
+
+    fn input_schema(&self) -> Value {
+        match self.kind {
+            Kind::Sleep => json!({"type": "object", "properties": {"ms": {"type": "number", "minimum": 0}}}),
+            _ => json!({"type": "object"}),
+        }
+    }
+
+    fn read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn native_timeout(&self, _input: &Value) -> Duration {
+        // Longer than any test waits, so the REPL's budgets are what stop them.
+        crate::pipeline::dispatcher::HARD_LIMIT
+    }
+
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
+        if let Some(log) = &self.log {
+            log.lock().unwrap_or_else(|p| p.into_inner()).push((self.name().to_string(), input.to_string()));
+        }
+        let kind = self.kind;
+        Box::pin(async move {
+            match kind {
+                Kind::Echo => {
+                    tokio::task::yield_now().await;
+                    Ok(ToolOutput::new(input, ""))
+                }
+                Kind::Sleep => {
+                    let ms = input.get("ms").and_then(Value::as_f64).unwrap_or(0.0).max(0.0);
+                    tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+                    Ok(ToolOutput::new(input, ""))
+                }
+                Kind::Fail => Err(ToolError::Failed("this tool always fails".into())),
+                Kind::Hang => std::future::pending().await,
+            }
+        })
+    }
+}
