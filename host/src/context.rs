@@ -10,6 +10,9 @@ use std::sync::Arc;
 use crate::repl::{Repl, ReplBuilder, ReplError, SessionConfig};
 use crate::replay::store::LogStore;
 
+/// The key and boundary of a front end's main context.
+pub const MAIN: &str = "main";
+
 /// How a context that has to be built is filled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hydration {
@@ -49,6 +52,9 @@ struct Live {
 /// Owns the contexts of one host (e.g. one MCP connection).
 pub struct ContextManager {
     template: ReplBuilder,
+    /// The log name of the main context (key and boundary [`MAIN`]), when
+    /// the manager serves one named session (e.g. an MCP connection's).
+    named: Option<String>,
     store: Option<Arc<dyn LogStore>>,
     contexts: HashMap<String, Live>,
 }
@@ -88,7 +94,38 @@ impl ContextManager {
     /// A manager building contexts from `template` (its session is
     /// ignored: sessions are per key and boundary, in `store` when given).
     pub fn new(template: ReplBuilder, store: Option<Arc<dyn LogStore>>) -> Self {
-        Self { template, store, contexts: HashMap::new() }
+        Self { template, named: None, store, contexts: HashMap::new() }
+    }
+
+    /// A manager for one named session: the main context (key and boundary
+    /// [`MAIN`]) records into the log `name` itself; any other key or
+    /// boundary into `name.<session_name(key, boundary)>` (a digest when that
+    /// would be too long).
+    pub fn named(template: ReplBuilder, store: Option<Arc<dyn LogStore>>, name: impl Into<String>) -> Self {
+        Self { template, named: Some(name.into()), store, contexts: HashMap::new() }
+    }
+
+    /// The log name of `key` under `boundary`.
+    pub fn log_name(&self, key: &str, boundary: &str) -> String {
+        match &self.named {
+            None => session_name(key, boundary),
+            Some(n) if key == MAIN && boundary == MAIN => n.clone(),
+            Some(n) => {
+                let name = format!("{n}.{}", session_name(key, boundary));
+                if name.len() <= 128 {
+                    name
+                } else {
+                    use sha2::Digest;
+                    let d = sha2::Sha256::digest(name.as_bytes());
+                    format!("h.{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
+                }
+            }
+        }
+    }
+
+    /// The live context of `key`, if any.
+    pub fn live(&self, key: &str) -> Option<&Repl> {
+        self.contexts.get(key).map(|l| &l.repl)
     }
 
     /// Keys with a live context.
@@ -131,7 +168,7 @@ impl ContextManager {
         self.contexts.remove(key);
         let mut session = None;
         if let Some(store) = &self.store {
-            let name = session_name(key, boundary);
+            let name = self.log_name(key, boundary);
             match &hydration {
                 Hydration::Fresh => {
                     // A fresh context starts an empty log for this boundary.
@@ -139,7 +176,7 @@ impl ContextManager {
                 }
                 Hydration::Resume => {}
                 Hydration::Fork { key: parent, boundary: pb } => {
-                    let events = store.load(&session_name(parent, pb))?;
+                    let events = store.load(&self.log_name(parent, pb))?;
                     store.delete(&name)?;
                     let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
                     store.append(&name, &copy)?;

@@ -85,7 +85,7 @@ pub mod testing;
 mod text;
 mod tools;
 
-pub use context::{session_name, ContextManager, ContextStatus, Hydration};
+pub use context::{session_name, ContextManager, ContextStatus, Hydration, MAIN};
 pub use pipeline::dispatcher::{
     js_global_for, watchdog_for, Admission, Approver, CallRecord, Dispatcher, EvalCalls, FrontCall, FrontDefault,
     PipelineError, Refusal, Settlement, HARD_LIMIT, MAX_IMAGES, MAX_PDFS,

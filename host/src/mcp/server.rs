@@ -22,11 +22,11 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::context::{ContextManager, ContextStatus, Hydration, MAIN};
 use crate::pipeline::dispatcher::{Approver, CallRecord, FrontCall, FrontDefault};
 use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
 use crate::repl::{
-    cap_text, parse_timeout, EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport, SessionConfig,
-    REGISTERED_PREFIX,
+    cap_text, parse_timeout, EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport, REGISTERED_PREFIX,
 };
 use crate::replay::store::LogStore;
 use crate::runtime::{CancelToken, RegisteredTool};
@@ -135,7 +135,9 @@ struct AsyncBook {
 }
 
 struct ConnState {
-    repl: Option<Repl>,
+    /// The connection's contexts (built on first use, once the session name
+    /// is settled); the model's calls go to the main one.
+    contexts: Option<ContextManager>,
 }
 
 /// One MCP connection's state.
@@ -192,7 +194,7 @@ impl WreplServer {
             peer: Mutex::new(None),
             progress: Mutex::new(None),
             progress_tx,
-            state: tokio::sync::Mutex::new(ConnState { repl: None }),
+            state: tokio::sync::Mutex::new(ConnState { contexts: None }),
             registered: Mutex::new(Vec::new()),
             book: Mutex::new(AsyncBook::default()),
             queue,
@@ -374,13 +376,14 @@ impl Approver for McpApprover {
 }
 
 impl Connection {
-    /// Build this connection's REPL (resuming its session when one is stored).
+    /// This connection's main context, built on first use (resuming its
+    /// session when one is stored); the restore report comes with the
+    /// evaluation that built it.
     async fn ensure_repl<'a>(
         self: &Arc<Self>,
         state: &'a mut ConnState,
     ) -> Result<(&'a mut Repl, Option<RestoreReport>), ReplError> {
-        let mut restore = None;
-        if state.repl.is_none() {
+        if state.contexts.is_none() {
             let name = lock(&self.name).clone();
             if !*lock(&self.claimed) {
                 if !lock(&self.options.live_sessions).insert(name.clone()) {
@@ -395,27 +398,26 @@ impl Connection {
                     c.progress_event(e);
                 }
             });
-            let session = self.options.store.as_ref().map(|store| SessionConfig {
-                name: name.clone(),
-                store: store.clone(),
-                boundary: "main".into(),
-            });
-            let repl = self
+            let template = self
                 .options
                 .builder
                 .clone()
                 .sampler(Arc::new(McpSampler { conn: me.clone() }))
                 .approver(Arc::new(McpApprover { conn: me }))
                 .events(events)
-                .session_id(name.clone())
-                .session_config(session)
-                .build()
-                .await?;
-            restore = repl.restore_report().cloned();
-            *lock(&self.registered) = repl.registered_tools();
-            state.repl = Some(repl);
+                .session_id(name.clone());
+            state.contexts = Some(ContextManager::named(template, self.options.store.clone(), name));
         }
-        Ok((state.repl.as_mut().expect("built above"), restore))
+        let contexts = state.contexts.as_mut().expect("built above");
+        let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
+        let restore = match status {
+            ContextStatus::Built { .. } => {
+                *lock(&self.registered) = repl.registered_tools();
+                repl.restore_report().cloned()
+            }
+            ContextStatus::Reused => None,
+        };
+        Ok((repl, restore))
     }
 
     fn progress_event(&self, e: &ProgressEvent) {
@@ -513,7 +515,7 @@ impl Connection {
     async fn announce_tool_changes(self: &Arc<Self>) {
         let now = {
             let state = self.state.lock().await;
-            state.repl.as_ref().map(|r| r.registered_tools()).unwrap_or_default()
+            state.contexts.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools()).unwrap_or_default()
         };
         let changed = {
             let mut seen = lock(&self.registered);
