@@ -110,3 +110,8 @@ pub use tools::{
     builtin_tools, Media, ProgressFn, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolProgress,
     Workspace, FILE_TOOL_TIMEOUT,
 };
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
