@@ -81,7 +81,7 @@ pub fn session_name(key: &str, boundary: &str) -> String {
         out
     };
     let name = format!("{}.{}", enc(key), enc(boundary));
-    if name.len() <= 128 {
+    if crate::replay::store::validate_session_name(&name).is_ok() {
         name
     } else {
         use sha2::Digest;
@@ -112,7 +112,7 @@ impl ContextManager {
             Some(n) if key == MAIN && boundary == MAIN => n.clone(),
             Some(n) => {
                 let name = format!("{n}.{}", session_name(key, boundary));
-                if name.len() <= 128 {
+                if crate::replay::store::validate_session_name(&name).is_ok() {
                     name
                 } else {
                     use sha2::Digest;

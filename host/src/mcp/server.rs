@@ -218,11 +218,6 @@ impl Drop for Connection {
     }
 }
 
-/// A session name a client may choose: 1–128 of `[A-Za-z0-9._-]`.
-pub fn valid_session_name(name: &str) -> bool {
-    (1..=128).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-}
-
 /// Runs a connection's async evaluations one after another.
 async fn async_worker(
     conn: Weak<Connection>,
@@ -342,7 +337,7 @@ impl Approver for McpApprover {
         let shown = {
             let s = input.to_string();
             if s.len() > 2000 {
-                format!("{}…", &s[..crate::text::floor_char_boundary(&s, 2000)])
+                format!("{}…", crate::text::prefix(&s, 2000))
             } else {
                 s
             }
@@ -725,7 +720,7 @@ impl WreplServer {
         let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else { return Ok(()) };
         let Some(query) = parts.uri.query() else { return Ok(()) };
         let Some(wanted) = query.split('&').find_map(|kv| kv.strip_prefix("session=")) else { return Ok(()) };
-        if !valid_session_name(wanted) {
+        if crate::replay::store::validate_session_name(wanted).is_err() {
             return Err(format!("invalid session name {wanted:?}: use 1-128 characters of [A-Za-z0-9._-]"));
         }
         if self.conn.options.store.is_none() {

@@ -763,7 +763,7 @@ fn bounded_record(used: usize, json: &str, value: Value, text: String) -> (Value
     if fits && text.len() <= MAX_RECORD_BYTES {
         return (value, json.len(), text);
     }
-    let cut = |s: &str, n: usize| s[..crate::text::floor_char_boundary(s, n)].to_string();
+    let cut = |s: &str, n: usize| crate::text::prefix(s, n).to_string();
     let preview = if used < MAX_RECORDS_BYTES { 4096 } else { 0 };
     let output = json!({"truncated": true, "bytes": json.len(), "preview": cut(json, preview)});
     let output_bytes = output.to_string().len();

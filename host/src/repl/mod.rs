@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use crate::text::cap_text;
 pub use builder::{Limits, ReplBuilder};
 
 use crate::pipeline::dispatcher::{CallRecord, Dispatcher, FrontCall, FrontDefault, PipelineError};
@@ -558,19 +559,6 @@ fn stop_message(r: StopReason, timeout: Duration, o: &Limits, killed: bool) -> S
     }
 }
 
-/// Cap `text` at `cap` characters, with a marker saying how much was cut.
-pub fn cap_text(text: String, cap: usize) -> String {
-    match text.char_indices().nth(cap) {
-        None => text,
-        Some((cut, _)) => {
-            let total = text.chars().count();
-            let mut t = text[..cut].to_string();
-            t.push_str(&format!("\n…[truncated: showing {cap} of {total} characters]"));
-            t
-        }
-    }
-}
-
 fn push_warnings(r: &mut EvalResult, warnings: &[String]) {
     for w in warnings {
         r.stderr.push_str(&format!("[wrepl] {w}\n"));
@@ -623,12 +611,5 @@ mod tests {
         }
         assert!(timeout_from_ms(f64::NAN).is_err());
         assert!(timeout_from_ms(f64::INFINITY).is_err());
-    }
-
-    #[test]
-    fn text_cap_marks_truncation() {
-        assert_eq!(cap_text("abc".into(), 5), "abc");
-        let t = cap_text("é".repeat(10), 4);
-        assert!(t.starts_with("éééé\n…[truncated: showing 4 of 10 characters]"));
     }
 }
