@@ -6,35 +6,25 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{EventSink, Phase, ProgressEvent};
 use super::hooks::{HookContext, HookEvent, HookRunner};
 use super::latch::IsolationLatch;
-use super::permissions::{Decision, Matched, PermissionRequest, PermissionRules, RuleKinds};
+use super::permissions::{Decision, PermissionRequest, PermissionRules, RuleKinds};
 use super::settings::{Settings, SettingsError};
+
+pub use super::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
+use super::records::{bounded_record, failure_record};
+pub use super::records::{CallRecord, EvalCalls, MAX_IMAGES, MAX_PDFS};
+use super::stages::{decide, run_with_watchdog, tool_failure, validate};
+pub use super::stages::{watchdog_for, HARD_LIMIT};
 use crate::ids;
 use crate::runtime::{CallFailure, CallFuture, CallHandler, FailureKind, ToolBinding};
-use crate::tools::{Media, ProgressFn, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolProgress, Workspace};
-
-/// The hard limit no watchdog may reach (the REPL's wall clock ends such calls).
-pub const HARD_LIMIT: Duration = Duration::from_secs(600);
-/// Most images kept per evaluation.
-pub const MAX_IMAGES: usize = 8;
-/// Most PDFs kept per evaluation.
-pub const MAX_PDFS: usize = 4;
-
-/// Watchdog for a native timeout: `ceil(native × 1.5) + 5000` ms, or none
-/// when that reaches the hard limit.
-pub fn watchdog_for(native: Duration) -> Option<Duration> {
-    let ms = (native.as_millis() as f64 * 1.5).ceil() as u64 + 5000;
-    let w = Duration::from_millis(ms);
-    (w < HARD_LIMIT).then_some(w)
-}
+use crate::tools::{Media, ProgressFn, Tool, ToolContext, ToolOutput, ToolProgress, Workspace};
 
 /// Asked when a permission decision is `ask`.
 pub trait Approver: Send + Sync + 'static {
@@ -61,46 +51,7 @@ pub enum PipelineError {
     Duplicate(String),
 }
 
-/// One completed (or refused) inner call, for the transcript and replay.
-#[derive(Debug, Clone, Serialize)]
-pub struct CallRecord {
-    /// Tool-use id (`toolu_…`).
-    pub id: String,
-    /// Tool name.
-    pub tool: String,
-    /// The input that actually ran (after hook rewrites).
-    pub input: Value,
-    /// True when the call succeeded.
-    pub ok: bool,
-    /// The value the script received, or the error.
-    pub output: Value,
-    /// Text rendering (the tool_result content).
-    pub text: String,
-    /// Milliseconds from start to completion.
-    pub duration_ms: f64,
-}
-
-/// What an evaluation's inner calls left behind.
-#[derive(Debug, Clone, Default)]
-pub struct EvalCalls {
-    /// Completed and refused calls, in completion order.
-    pub records: Vec<CallRecord>,
-    /// Images and PDFs returned by tools (capped: 8 images, 4 PDFs).
-    pub media: Vec<Media>,
-    /// Warnings for the evaluation's stderr (hook problems, dropped media).
-    pub warnings: Vec<String>,
-    /// Bytes of output and text held by `records` so far.
-    record_bytes: usize,
-}
-
-impl EvalCalls {
-    fn push_record(&mut self, record: CallRecord, output_bytes: usize) {
-        self.record_bytes += output_bytes + record.text.len();
-        self.records.push(record);
-    }
-}
-
-struct Registered {
+pub(super) struct Registered {
     tool: Arc<dyn Tool>,
     fingerprint: String,
     input: jsonschema::Validator,
@@ -131,82 +82,8 @@ pub(crate) struct PipelineConfig {
     pub session_id: String,
 }
 
-/// How a call the model makes of a tool wrepl serves itself is decided when
-/// no rule or hook decides it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FrontDefault {
-    /// Allowed (the `repl` tool itself: whoever started the server offered it).
-    Allow,
-    /// Always put to the approver with this question, even when an allow
-    /// rule or hook matches (script-registered tools); deny rules and hooks
-    /// still refuse first.
-    AlwaysAsk(String),
-}
-
-/// A call the model makes of a tool wrepl serves itself (the MCP `repl`
-/// tool, a script-registered tool): it passes the same stages as an inner
-/// call, but runs outside the pipeline (in the guest), between
-/// [`Dispatcher::admit`] and [`Dispatcher::settle`].
-#[derive(Debug, Clone)]
-pub struct FrontCall {
-    /// The name the model called (`repl`, `eval_registered__<name>`).
-    pub tool: String,
-    /// Its input.
-    pub input: Value,
-    /// The input's JSON Schema.
-    pub schema: Value,
-    /// What happens when no rule or hook decides.
-    pub default: FrontDefault,
-}
-
-/// A front call that passed every stage up to execution.
-#[derive(Debug)]
-pub struct Admission {
-    id: String,
-    tool: String,
-    input: Value,
-    started: Instant,
-    cwd: PathBuf,
-    /// Hook warnings so far.
-    pub warnings: Vec<String>,
-}
-
-impl Admission {
-    /// The input to run (after PreToolUse rewrites).
-    pub fn input(&self) -> &Value {
-        &self.input
-    }
-    /// The call's `toolu_…` id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-}
-
-/// A front call refused before it ran.
-#[derive(Debug)]
-pub struct Refusal {
-    /// Why.
-    pub failure: CallFailure,
-    /// Its record (input as given, the refusal as output).
-    pub record: CallRecord,
-    /// Hook warnings.
-    pub warnings: Vec<String>,
-}
-
-/// A front call after its PostToolUse stage.
-#[derive(Debug)]
-pub struct Settlement {
-    /// Its record.
-    pub record: CallRecord,
-    /// Set when a PostToolUse hook blocked the result (exit 2 / `decision:
-    /// block`): the reason the result is withheld.
-    pub blocked: Option<String>,
-    /// Hook warnings.
-    pub warnings: Vec<String>,
-}
-
 /// Which policy a call is checked under.
-enum Gate<'a> {
+pub(super) enum Gate<'a> {
     /// An inner call of a pipeline tool.
     Tool(&'a Registered),
     /// A front call.
@@ -231,21 +108,21 @@ impl Gate<'_> {
 /// state (isolation latch, working directory, the evaluation's records) is
 /// each dispatcher's own.
 pub struct Dispatcher {
-    p: Arc<Policy>,
+    pub(super) p: Arc<Policy>,
     latch: IsolationLatch,
     serial: Arc<tokio::sync::Mutex<()>>,
     scope: Arc<Mutex<Scope>>,
 }
 
 /// The immutable part of a pipeline.
-struct Policy {
-    tools: BTreeMap<String, Registered>,
-    rules: PermissionRules,
-    hooks: HookRunner,
-    workspace: Arc<Workspace>,
-    approver: Option<Arc<dyn Approver>>,
-    events: Option<EventSink>,
-    session_id: String,
+pub(super) struct Policy {
+    pub(super) tools: BTreeMap<String, Registered>,
+    pub(super) rules: PermissionRules,
+    pub(super) hooks: HookRunner,
+    pub(super) workspace: Arc<Workspace>,
+    pub(super) approver: Option<Arc<dyn Approver>>,
+    pub(super) events: Option<EventSink>,
+    pub(super) session_id: String,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -254,21 +131,8 @@ impl std::fmt::Debug for Dispatcher {
     }
 }
 
-fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, PipelineError> {
+pub(super) fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, PipelineError> {
     jsonschema::validator_for(schema).map_err(|e| PipelineError::Schema { tool: tool.into(), message: e.to_string() })
-}
-
-fn tool_failure(e: ToolError) -> CallFailure {
-    let kind = match &e {
-        ToolError::InvalidInput(_) => FailureKind::InvalidInput,
-        ToolError::PathEscape(_) => FailureKind::PathEscape,
-        ToolError::NotFound(_) => FailureKind::NotFound,
-        ToolError::Io(_) => FailureKind::Io,
-        ToolError::Timeout(_) => FailureKind::Timeout,
-        ToolError::Cancelled(_) => FailureKind::Aborted,
-        ToolError::Failed(_) => FailureKind::Failed,
-    };
-    CallFailure::new(kind, e.to_string())
 }
 
 impl Dispatcher {
@@ -374,7 +238,7 @@ impl Dispatcher {
         std::mem::take(&mut s.calls)
     }
 
-    fn emit(&self, id: &str, tool: &str, phase: Phase, message: Option<String>, started: Instant) {
+    pub(super) fn emit(&self, id: &str, tool: &str, phase: Phase, message: Option<String>, started: Instant) {
         if let Some(sink) = &self.p.events {
             sink(&ProgressEvent {
                 tool_use_id: id.to_string(),
@@ -453,83 +317,10 @@ impl Dispatcher {
         (result, self.finish_eval())
     }
 
-    /// Admit a model's call of a tool wrepl serves itself: a `toolu_…` id and
-    /// a `start` event, then schema, isolation latch, PreToolUse hooks (which
-    /// may rewrite the input) and permission, exactly as for inner calls.
-    /// On success the caller runs it and hands the outcome to
-    /// [`Dispatcher::settle`].
-    pub async fn admit(&self, call: FrontCall) -> Result<Admission, Refusal> {
-        let FrontCall { tool, mut input, schema, default } = call;
-        let id = ids::tool_use_id();
-        let started = Instant::now();
-        self.emit(&id, &tool, Phase::Start, None, started);
-        let cwd = self.p.workspace.default_cwd().to_path_buf();
-        let mut warnings = Vec::new();
-        let admitted = match compile(&tool, &schema) {
-            Err(e) => Err(CallFailure::new(FailureKind::InvalidInput, e.to_string())),
-            Ok(validator) => {
-                let gate = Gate::Front { validator: &validator, default: &default };
-                self.admit_stages(&id, &tool, &mut input, &cwd, &gate, &mut warnings).await
-            }
-        };
-        match admitted {
-            Ok(()) => {
-                self.emit(&id, &tool, Phase::Executing, None, started);
-                Ok(Admission { id, tool, input, started, cwd, warnings })
-            }
-            Err(failure) => {
-                self.emit(&id, &tool, Phase::Error, Some(failure.message.clone()), started);
-                let ms = started.elapsed().as_secs_f64() * 1e3;
-                let record = failure_record(id, tool, input, &failure, ms);
-                Err(Refusal { failure, record, warnings })
-            }
-        }
-    }
-
-    /// Finish an admitted front call: PostToolUse (or PostToolUseFailure)
-    /// hooks, a `complete` / `error` event and its record. `outcome` is the
-    /// structured result and its text, or the error message.
-    pub async fn settle(&self, admission: Admission, outcome: Result<(Value, String), String>) -> Settlement {
-        let Admission { id, tool, input, started, cwd, mut warnings } = admission;
-        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name: &tool, tool_use_id: &id, cwd: &cwd };
-        let mut blocked = None;
-        match &outcome {
-            Ok((value, _)) => {
-                if self.p.hooks.has_hooks(HookEvent::PostToolUse, &tool) {
-                    let post = self.p.hooks.post_tool_use(&hook_ctx, &input, value).await;
-                    warnings.extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool}: {w}")));
-                    blocked = post.block_reason;
-                }
-            }
-            Err(message) => {
-                if self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, &tool) {
-                    let post = self.p.hooks.post_tool_use_failure(&hook_ctx, &input, message).await;
-                    warnings
-                        .extend(post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool}: {w}")));
-                }
-            }
-        }
-        let duration_ms = started.elapsed().as_secs_f64() * 1e3;
-        let record = match outcome {
-            Ok((value, text)) => {
-                self.emit(&id, &tool, Phase::Complete, None, started);
-                let json = value.to_string();
-                let (output, _, text) = bounded_record(0, &json, value, text);
-                CallRecord { id, tool, input, ok: true, output, text, duration_ms }
-            }
-            Err(message) => {
-                self.emit(&id, &tool, Phase::Error, Some(message.clone()), started);
-                let f = CallFailure::new(FailureKind::Failed, message);
-                failure_record(id, tool, input, &f, duration_ms)
-            }
-        };
-        Settlement { record, blocked, warnings }
-    }
-
     /// Stages 1-4, shared by inner and front calls: schema, isolation latch,
     /// PreToolUse hooks (a rewrite is re-validated), permission (and the
     /// approver for `ask`).
-    async fn admit_stages(
+    pub(super) async fn admit_stages(
         &self,
         id: &str,
         tool_name: &str,
@@ -745,141 +536,6 @@ impl Dispatcher {
     }
 }
 
-fn failure_record(id: String, tool: String, input: Value, f: &CallFailure, duration_ms: f64) -> CallRecord {
-    let output = json!({"kind": f.kind.as_str(), "message": f.message});
-    CallRecord { id, tool, input, ok: false, output, text: f.message.clone(), duration_ms }
-}
-
-/// Largest output kept verbatim in one call record.
-pub const MAX_RECORD_BYTES: usize = 64 << 10;
-/// Total output bytes kept verbatim in the records of one evaluation.
-pub const MAX_RECORDS_BYTES: usize = 8 << 20;
-
-/// Keep a record's output within the per-record and per-evaluation caps (the
-/// script still received the full value). `used` is what earlier records of
-/// the evaluation hold; returns the output to keep, its JSON size and the text.
-fn bounded_record(used: usize, json: &str, value: Value, text: String) -> (Value, usize, String) {
-    let fits = json.len() <= MAX_RECORD_BYTES && used + json.len() + text.len() <= MAX_RECORDS_BYTES;
-    if fits && text.len() <= MAX_RECORD_BYTES {
-        return (value, json.len(), text);
-    }
-    let cut = |s: &str, n: usize| crate::text::prefix(s, n).to_string();
-    let preview = if used < MAX_RECORDS_BYTES { 4096 } else { 0 };
-    let output = json!({"truncated": true, "bytes": json.len(), "preview": cut(json, preview)});
-    let output_bytes = output.to_string().len();
-    (output, output_bytes, format!("{}…[record truncated: {} bytes]", cut(&text, preview), text.len()))
-}
-
-/// Combine rules, hook decisions and the fallback: deny > ask > allow; a
-/// hook's `allow` cannot override a deny or ask rule; without any decision,
-/// the fallback (read-only tools are allowed, as they are confined to the
-/// workspace; everything else asks).
-fn decide(
-    tool: &str,
-    matched: Option<Matched>,
-    hook: Option<Decision>,
-    hook_reason: Option<String>,
-    fallback: (Decision, String),
-) -> (Decision, String) {
-    let hook_why = |d: &str| match &hook_reason {
-        Some(r) => format!("a PreToolUse hook {d} {tool}: {r}"),
-        None => format!("a PreToolUse hook {d} {tool}"),
-    };
-    if let Some(m) = &matched {
-        if m.decision == Decision::Deny {
-            return (Decision::Deny, format!("{tool} is denied by the rule {:?}", m.rule));
-        }
-    }
-    if hook == Some(Decision::Deny) {
-        return (Decision::Deny, hook_why("denied"));
-    }
-    if let Some(m) = &matched {
-        if m.decision == Decision::Ask {
-            return (Decision::Ask, format!("the rule {:?} requires approval for {tool}", m.rule));
-        }
-    }
-    if hook == Some(Decision::Ask) {
-        return (Decision::Ask, hook_why("asks for approval of"));
-    }
-    if let Some(m) = &matched {
-        return (Decision::Allow, format!("allowed by {:?}", m.rule));
-    }
-    if hook == Some(Decision::Allow) {
-        return (Decision::Allow, hook_why("allowed"));
-    }
-    fallback
-}
-
-fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> Result<(), CallFailure> {
-    let errors: Vec<String> = v
-        .iter_errors(value)
-        .take(5)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(CallFailure::new(FailureKind::InvalidInput, format!("invalid input for {tool}: {}", errors.join("; "))))
-    }
-}
-
-async fn run_with_watchdog(
-    fut: ToolFuture,
-    tool: &str,
-    native: Duration,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, CallFailure> {
-    let started = Instant::now();
-    let mut fut = fut;
-    let fail = tool_failure;
-    // The tool first: one that finishes on its first poll never registers
-    // the timer (registering one can wake a parked runtime thread).
-    tokio::select! {
-        biased;
-        r = &mut fut => return r.map_err(fail),
-        _ = tokio::time::sleep(native) => {}
-    }
-    // Native timeout: ask the tool to stop (it kills its processes)…
-    cancel.cancel();
-    let timed_out = |detail: String| {
-        CallFailure::new(
-            FailureKind::Timeout,
-            format!("{tool} timed out after its native timeout of {} ms{detail}", native.as_millis()),
-        )
-    };
-    let Some(watchdog) = watchdog_for(native) else {
-        return match fut.await {
-            Ok(out) => Ok(out),
-            Err(e) => Err(timed_out(format!(": {e}"))),
-        };
-    };
-    // …and give it until the watchdog to do so.
-    tokio::select! {
-        r = &mut fut => match r {
-            Ok(out) => Ok(out),
-            Err(e) => Err(timed_out(format!(": {e}"))),
-        },
-        _ = tokio::time::sleep_until((started + watchdog).into()) => {
-            drop(fut);
-            Err(CallFailure::new(
-                FailureKind::Watchdog,
-                format!(
-                    "watchdog: {tool} did not finish within {} ms (native timeout {} ms, watchdog ceil(native x 1.5) + 5000 ms); the call was aborted",
-                    watchdog.as_millis(),
-                    native.as_millis()
-                ),
-            ))
-        }
-    }
-}
-
 /// The global a tool name gets when it is not an identifier itself: every
 /// character outside `[A-Za-z0-9_$]` becomes `_` (`get-sum` → `get_sum`).
 pub fn js_global_for(name: &str) -> String {
@@ -911,28 +567,6 @@ impl CallHandler for Arc<Dispatcher> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn watchdog_formula() {
-        assert_eq!(watchdog_for(Duration::from_secs(10)), Some(Duration::from_millis(20_000)));
-        assert_eq!(watchdog_for(Duration::from_secs(120)), Some(Duration::from_millis(185_000)));
-        assert_eq!(watchdog_for(Duration::from_millis(333)), Some(Duration::from_millis(5500)));
-        assert_eq!(watchdog_for(Duration::from_secs(400)), None);
-    }
-
-    #[test]
-    fn decisions_follow_precedence() {
-        let m = |d| Some(Matched { decision: d, rule: "R".into() });
-        let ask = || (Decision::Ask, String::from("not granted"));
-        let allow = || (Decision::Allow, String::from("read-only"));
-        assert_eq!(decide("Write", m(Decision::Deny), Some(Decision::Allow), None, ask()).0, Decision::Deny);
-        assert_eq!(decide("Write", m(Decision::Allow), Some(Decision::Deny), None, ask()).0, Decision::Deny);
-        assert_eq!(decide("Write", m(Decision::Ask), Some(Decision::Allow), None, ask()).0, Decision::Ask);
-        assert_eq!(decide("Write", None, Some(Decision::Allow), None, ask()).0, Decision::Allow);
-        assert_eq!(decide("Write", None, None, None, ask()).0, Decision::Ask);
-        assert_eq!(decide("Read", None, None, None, allow()).0, Decision::Allow);
-        assert_eq!(decide("Read", m(Decision::Deny), None, None, allow()).0, Decision::Deny);
-    }
 
     #[test]
     fn identifiers() {

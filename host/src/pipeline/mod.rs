@@ -3,7 +3,10 @@
 
 pub mod dispatcher;
 pub mod events;
+mod front;
 pub mod hooks;
 pub mod latch;
 pub mod permissions;
+mod records;
 pub mod settings;
+mod stages;

@@ -1,0 +1,166 @@
+//! Front calls: the model's calls of the tools wrepl serves itself (the MCP
+//! `repl` tool, script-registered tools). They run outside the inner-call
+//! path (in the guest, as evaluations), so the dispatcher admits them
+//! through the same stages before they run ([`Dispatcher::admit`]) and
+//! settles them after ([`Dispatcher::settle`]).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::dispatcher::{compile, Dispatcher, Gate};
+use super::events::Phase;
+use super::hooks::{HookContext, HookEvent};
+use super::records::{bounded_record, failure_record, CallRecord};
+use crate::ids;
+use crate::runtime::{CallFailure, FailureKind};
+
+/// How a call the model makes of a tool wrepl serves itself is decided when
+/// no rule or hook decides it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontDefault {
+    /// Allowed (the `repl` tool itself: whoever started the server offered it).
+    Allow,
+    /// Always put to the approver with this question, even when an allow
+    /// rule or hook matches (script-registered tools); deny rules and hooks
+    /// still refuse first.
+    AlwaysAsk(String),
+}
+
+/// A call the model makes of a tool wrepl serves itself (the MCP `repl`
+/// tool, a script-registered tool): it passes the same stages as an inner
+/// call, but runs outside the pipeline (in the guest), between
+/// [`Dispatcher::admit`] and [`Dispatcher::settle`].
+#[derive(Debug, Clone)]
+pub struct FrontCall {
+    /// The name the model called (`repl`, `eval_registered__<name>`).
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+    /// The input's JSON Schema.
+    pub schema: Value,
+    /// What happens when no rule or hook decides.
+    pub default: FrontDefault,
+}
+
+/// A front call that passed every stage up to execution.
+#[derive(Debug)]
+pub struct Admission {
+    pub(super) id: String,
+    pub(super) tool: String,
+    pub(super) input: Value,
+    pub(super) started: Instant,
+    pub(super) cwd: PathBuf,
+    /// Hook warnings so far.
+    pub warnings: Vec<String>,
+}
+
+impl Admission {
+    /// The input to run (after PreToolUse rewrites).
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+    /// The call's `toolu_…` id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A front call refused before it ran.
+#[derive(Debug)]
+pub struct Refusal {
+    /// Why.
+    pub failure: CallFailure,
+    /// Its record (input as given, the refusal as output).
+    pub record: CallRecord,
+    /// Hook warnings.
+    pub warnings: Vec<String>,
+}
+
+/// A front call after its PostToolUse stage.
+#[derive(Debug)]
+pub struct Settlement {
+    /// Its record.
+    pub record: CallRecord,
+    /// Set when a PostToolUse hook blocked the result (exit 2 / `decision:
+    /// block`): the reason the result is withheld.
+    pub blocked: Option<String>,
+    /// Hook warnings.
+    pub warnings: Vec<String>,
+}
+
+impl Dispatcher {
+    /// Admit a model's call of a tool wrepl serves itself: a `toolu_…` id and
+    /// a `start` event, then schema, isolation latch, PreToolUse hooks (which
+    /// may rewrite the input) and permission, exactly as for inner calls.
+    /// On success the caller runs it and hands the outcome to
+    /// [`Dispatcher::settle`].
+    pub async fn admit(&self, call: FrontCall) -> Result<Admission, Refusal> {
+        let FrontCall { tool, mut input, schema, default } = call;
+        let id = ids::tool_use_id();
+        let started = Instant::now();
+        self.emit(&id, &tool, Phase::Start, None, started);
+        let cwd = self.p.workspace.default_cwd().to_path_buf();
+        let mut warnings = Vec::new();
+        let admitted = match compile(&tool, &schema) {
+            Err(e) => Err(CallFailure::new(FailureKind::InvalidInput, e.to_string())),
+            Ok(validator) => {
+                let gate = Gate::Front { validator: &validator, default: &default };
+                self.admit_stages(&id, &tool, &mut input, &cwd, &gate, &mut warnings).await
+            }
+        };
+        match admitted {
+            Ok(()) => {
+                self.emit(&id, &tool, Phase::Executing, None, started);
+                Ok(Admission { id, tool, input, started, cwd, warnings })
+            }
+            Err(failure) => {
+                self.emit(&id, &tool, Phase::Error, Some(failure.message.clone()), started);
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                let record = failure_record(id, tool, input, &failure, ms);
+                Err(Refusal { failure, record, warnings })
+            }
+        }
+    }
+
+    /// Finish an admitted front call: PostToolUse (or PostToolUseFailure)
+    /// hooks, a `complete` / `error` event and its record. `outcome` is the
+    /// structured result and its text, or the error message.
+    pub async fn settle(&self, admission: Admission, outcome: Result<(Value, String), String>) -> Settlement {
+        let Admission { id, tool, input, started, cwd, mut warnings } = admission;
+        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name: &tool, tool_use_id: &id, cwd: &cwd };
+        let mut blocked = None;
+        match &outcome {
+            Ok((value, _)) => {
+                if self.p.hooks.has_hooks(HookEvent::PostToolUse, &tool) {
+                    let post = self.p.hooks.post_tool_use(&hook_ctx, &input, value).await;
+                    warnings.extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool}: {w}")));
+                    blocked = post.block_reason;
+                }
+            }
+            Err(message) => {
+                if self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, &tool) {
+                    let post = self.p.hooks.post_tool_use_failure(&hook_ctx, &input, message).await;
+                    warnings
+                        .extend(post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool}: {w}")));
+                }
+            }
+        }
+        let duration_ms = started.elapsed().as_secs_f64() * 1e3;
+        let record = match outcome {
+            Ok((value, text)) => {
+                self.emit(&id, &tool, Phase::Complete, None, started);
+                let json = value.to_string();
+                let (output, _, text) = bounded_record(0, &json, value, text);
+                CallRecord { id, tool, input, ok: true, output, text, duration_ms }
+            }
+            Err(message) => {
+                self.emit(&id, &tool, Phase::Error, Some(message.clone()), started);
+                let f = CallFailure::new(FailureKind::Failed, message);
+                failure_record(id, tool, input, &f, duration_ms)
+            }
+        };
+        Settlement { record, blocked, warnings }
+    }
+}

@@ -1,0 +1,172 @@
+//! The stage helpers of the pipeline: how rules, hooks and the fallback
+//! combine into one decision, schema validation with readable errors, and
+//! running a tool under its native timeout and the watchdog.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::permissions::{Decision, Matched};
+use crate::runtime::{CallFailure, FailureKind};
+use crate::tools::{ToolError, ToolFuture, ToolOutput};
+
+/// The hard limit no watchdog may reach (the REPL's wall clock ends such calls).
+pub const HARD_LIMIT: Duration = Duration::from_secs(600);
+/// Watchdog for a native timeout: `ceil(native × 1.5) + 5000` ms, or none
+/// when that reaches the hard limit.
+pub fn watchdog_for(native: Duration) -> Option<Duration> {
+    let ms = (native.as_millis() as f64 * 1.5).ceil() as u64 + 5000;
+    let w = Duration::from_millis(ms);
+    (w < HARD_LIMIT).then_some(w)
+}
+
+pub(super) fn tool_failure(e: ToolError) -> CallFailure {
+    let kind = match &e {
+        ToolError::InvalidInput(_) => FailureKind::InvalidInput,
+        ToolError::PathEscape(_) => FailureKind::PathEscape,
+        ToolError::NotFound(_) => FailureKind::NotFound,
+        ToolError::Io(_) => FailureKind::Io,
+        ToolError::Timeout(_) => FailureKind::Timeout,
+        ToolError::Cancelled(_) => FailureKind::Aborted,
+        ToolError::Failed(_) => FailureKind::Failed,
+    };
+    CallFailure::new(kind, e.to_string())
+}
+
+/// Combine rules, hook decisions and the fallback: deny > ask > allow; a
+/// hook's `allow` cannot override a deny or ask rule; without any decision,
+/// the fallback (read-only tools are allowed, as they are confined to the
+/// workspace; everything else asks).
+pub(super) fn decide(
+    tool: &str,
+    matched: Option<Matched>,
+    hook: Option<Decision>,
+    hook_reason: Option<String>,
+    fallback: (Decision, String),
+) -> (Decision, String) {
+    let hook_why = |d: &str| match &hook_reason {
+        Some(r) => format!("a PreToolUse hook {d} {tool}: {r}"),
+        None => format!("a PreToolUse hook {d} {tool}"),
+    };
+    if let Some(m) = &matched {
+        if m.decision == Decision::Deny {
+            return (Decision::Deny, format!("{tool} is denied by the rule {:?}", m.rule));
+        }
+    }
+    if hook == Some(Decision::Deny) {
+        return (Decision::Deny, hook_why("denied"));
+    }
+    if let Some(m) = &matched {
+        if m.decision == Decision::Ask {
+            return (Decision::Ask, format!("the rule {:?} requires approval for {tool}", m.rule));
+        }
+    }
+    if hook == Some(Decision::Ask) {
+        return (Decision::Ask, hook_why("asks for approval of"));
+    }
+    if let Some(m) = &matched {
+        return (Decision::Allow, format!("allowed by {:?}", m.rule));
+    }
+    if hook == Some(Decision::Allow) {
+        return (Decision::Allow, hook_why("allowed"));
+    }
+    fallback
+}
+
+pub(super) fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> Result<(), CallFailure> {
+    let errors: Vec<String> = v
+        .iter_errors(value)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(CallFailure::new(FailureKind::InvalidInput, format!("invalid input for {tool}: {}", errors.join("; "))))
+    }
+}
+
+pub(super) async fn run_with_watchdog(
+    fut: ToolFuture,
+    tool: &str,
+    native: Duration,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, CallFailure> {
+    let started = Instant::now();
+    let mut fut = fut;
+    let fail = tool_failure;
+    // The tool first: one that finishes on its first poll never registers
+    // the timer (registering one can wake a parked runtime thread).
+    tokio::select! {
+        biased;
+        r = &mut fut => return r.map_err(fail),
+        _ = tokio::time::sleep(native) => {}
+    }
+    // Native timeout: ask the tool to stop (it kills its processes)…
+    cancel.cancel();
+    let timed_out = |detail: String| {
+        CallFailure::new(
+            FailureKind::Timeout,
+            format!("{tool} timed out after its native timeout of {} ms{detail}", native.as_millis()),
+        )
+    };
+    let Some(watchdog) = watchdog_for(native) else {
+        return match fut.await {
+            Ok(out) => Ok(out),
+            Err(e) => Err(timed_out(format!(": {e}"))),
+        };
+    };
+    // …and give it until the watchdog to do so.
+    tokio::select! {
+        r = &mut fut => match r {
+            Ok(out) => Ok(out),
+            Err(e) => Err(timed_out(format!(": {e}"))),
+        },
+        _ = tokio::time::sleep_until((started + watchdog).into()) => {
+            drop(fut);
+            Err(CallFailure::new(
+                FailureKind::Watchdog,
+                format!(
+                    "watchdog: {tool} did not finish within {} ms (native timeout {} ms, watchdog ceil(native x 1.5) + 5000 ms); the call was aborted",
+                    watchdog.as_millis(),
+                    native.as_millis()
+                ),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watchdog_formula() {
+        assert_eq!(watchdog_for(Duration::from_secs(10)), Some(Duration::from_millis(20_000)));
+        assert_eq!(watchdog_for(Duration::from_secs(120)), Some(Duration::from_millis(185_000)));
+        assert_eq!(watchdog_for(Duration::from_millis(333)), Some(Duration::from_millis(5500)));
+        assert_eq!(watchdog_for(Duration::from_secs(400)), None);
+    }
+
+    #[test]
+    fn decisions_follow_precedence() {
+        let m = |d| Some(Matched { decision: d, rule: "R".into() });
+        let ask = || (Decision::Ask, String::from("not granted"));
+        let allow = || (Decision::Allow, String::from("read-only"));
+        assert_eq!(decide("Write", m(Decision::Deny), Some(Decision::Allow), None, ask()).0, Decision::Deny);
+        assert_eq!(decide("Write", m(Decision::Allow), Some(Decision::Deny), None, ask()).0, Decision::Deny);
+        assert_eq!(decide("Write", m(Decision::Ask), Some(Decision::Allow), None, ask()).0, Decision::Ask);
+        assert_eq!(decide("Write", None, Some(Decision::Allow), None, ask()).0, Decision::Allow);
+        assert_eq!(decide("Write", None, None, None, ask()).0, Decision::Ask);
+        assert_eq!(decide("Read", None, None, None, allow()).0, Decision::Allow);
+        assert_eq!(decide("Read", m(Decision::Deny), None, None, allow()).0, Decision::Deny);
+    }
+}
