@@ -1,0 +1,171 @@
+//! The tools the server lists and the results it returns: the `repl` tool's
+//! schema and description, tool definitions, and the outer result of an
+//! evaluation (capped text, media blocks, `structuredContent`).
+
+use super::*;
+
+pub(super) fn to_value(r: &CallToolResult) -> Value {
+    serde_json::to_value(r).unwrap_or(Value::Null)
+}
+
+pub(super) fn input_error(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![Content::text(message.into())])
+}
+
+/// Input schema of the `repl` tool (SPEC §1).
+pub(super) fn repl_schema() -> JsonObject {
+    let v = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "JavaScript to evaluate in the persistent context (top-level await works; the value of the last expression is the result)."},
+            "description": {"type": "string", "description": "What this code does, in a few words (shown to the user)."},
+            "timeout": {"type": "number", "description": "Script-time budget in milliseconds (default 30000, max 600000; time spent waiting for tools does not count)."}
+        },
+        "required": ["code"],
+        "additionalProperties": false
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    }
+}
+
+pub(super) const REPL_DESCRIPTION: &str = "Run JavaScript in a sealed, persistent QuickJS sandbox (WebAssembly). Variables survive between calls. \
+Tools are async globals: Read, Write, Edit, Bash, Glob, Grep (and mcp__server__tool for configured MCP servers), with \
+shorthands sh(cmd), cat(path), rg(pattern, opts), rgf(pattern), gl(glob), put(path, text), chdir(dir); haiku(prompt, schema?) \
+asks the model; registerTool(name, description, schema, handler) adds a tool (eval_registered__<name>). Start independent \
+calls together and await them with Promise.all. No import/require, no network or filesystem except through the tools; \
+every call passes the permission pipeline. The result is the last expression's value (or the per-call object `o`).";
+
+pub(super) fn tool_def(name: &str, description: &str, schema: JsonObject) -> McpTool {
+    let v = json!({"name": name, "description": description, "inputSchema": Value::Object(schema)});
+    serde_json::from_value(v)
+        .unwrap_or_else(|_| McpTool::new(name.to_string(), description.to_string(), JsonObject::new()))
+}
+
+pub(super) fn object_schema(v: &Value) -> JsonObject {
+    match v {
+        Value::Object(m) if m.get("type").and_then(Value::as_str) == Some("object") => m.clone(),
+        // MCP needs an object schema; wrap anything else so the listing stays valid.
+        Value::Object(m) => {
+            let mut o = m.clone();
+            o.insert("type".into(), json!("object"));
+            o
+        }
+        _ => match json!({"type": "object"}) {
+            Value::Object(m) => m,
+            _ => JsonObject::new(),
+        },
+    }
+}
+
+/// A finished evaluation with what the outer result needs besides it.
+pub struct Settled {
+    /// The evaluation.
+    pub result: EvalResult,
+    /// What resuming the session found, on the first evaluation after it.
+    pub restore: Option<RestoreReport>,
+    /// Definitions of the tools this evaluation registered.
+    pub new_tools: Vec<RegisteredTool>,
+}
+
+pub(super) fn new_definitions(repl: &Repl, r: &EvalResult) -> Vec<RegisteredTool> {
+    if r.new_tools.is_empty() {
+        return Vec::new();
+    }
+    repl.registered_tools()
+        .into_iter()
+        .filter(|t| r.new_tools.iter().any(|w| w.strip_prefix(REGISTERED_PREFIX) == Some(t.name.as_str())))
+        .collect()
+}
+
+/// Inner calls as the `tool_use`/`tool_result` pairs of a transcript.
+pub fn transcript(calls: &[CallRecord]) -> Vec<Value> {
+    calls
+        .iter()
+        .flat_map(|c| {
+            [
+                json!({"type": "tool_use", "id": c.id, "name": c.tool, "input": c.input}),
+                json!({"type": "tool_result", "tool_use_id": c.id, "is_error": !c.ok, "content": c.text, "structured": c.output, "duration_ms": c.duration_ms}),
+            ]
+        })
+        .collect()
+}
+
+/// The outer result of one evaluation (SPEC §1): capped text, then media
+/// blocks; `structuredContent` with everything else.
+pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolResult {
+    let r = &settled.result;
+    let restore = settled.restore.as_ref();
+    let mut text = String::new();
+    if let Some(reset) = &r.context_reset {
+        text.push_str(&format!("[context reset: {reset}]\n"));
+    }
+    if let Some(rr) = restore.filter(|rr| !rr.blocks.is_empty()) {
+        text.push_str(&format!("[session restored: {}]\n", rr.summary));
+    }
+    if !r.stdout.is_empty() {
+        text.push_str(&r.stdout);
+        if !r.stdout.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if !r.stderr.is_empty() {
+        text.push_str("[stderr]\n");
+        text.push_str(&r.stderr);
+        if !r.stderr.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    match &r.error {
+        Some(e) => {
+            if !e.stack.is_empty() && !e.stack.contains(&e.message) {
+                text.push_str(&format!("{}: {}\n{}", e.name, e.message, e.stack.trim_end()));
+            } else {
+                text.push_str(&format!("{}: {}", e.name, e.message));
+            }
+        }
+        None => text.push_str(&r.text),
+    }
+    if !r.new_tools.is_empty() {
+        text.push_str(&format!("\n[new tools: {}]", r.new_tools.join(", ")));
+    }
+    let mut content = vec![Content::text(cap_text(text, text_cap))];
+    for (i, m) in r.media.iter().enumerate() {
+        let block = match m {
+            Media::Image { mime, data } => json!({"type": "image", "data": data, "mimeType": mime}),
+            Media::Pdf { data } => json!({"type": "resource", "resource": {
+                "uri": format!("wrepl://media/{i}.pdf"), "mimeType": "application/pdf", "blob": data}}),
+        };
+        if let Ok(c) = serde_json::from_value::<Content>(block) {
+            content.push(c);
+        }
+    }
+    let definitions: Vec<Value> = settled
+        .new_tools
+        .iter()
+        .map(|t| {
+            json!({"name": format!("{REGISTERED_PREFIX}{}", t.name), "description": t.description,
+                   "inputSchema": t.input_schema, "displayName": t.display_name})
+        })
+        .collect();
+    let structured = json!({
+        "code": code,
+        "result": r.result,
+        "stdout": r.stdout,
+        "stderr": r.stderr,
+        "error": r.error,
+        "timed_out": r.timed_out,
+        "context_reset": r.context_reset,
+        "abandoned_calls": r.abandoned_calls,
+        "calls": transcript(&r.calls),
+        "new_tools": r.new_tools,
+        "new_tool_definitions": definitions,
+        "script_ms": r.script_ms,
+        "wall_ms": r.wall_ms,
+        "replay": restore.map(|rr| json!({"summary": rr.summary, "blocks": rr.blocks})),
+    });
+    let mut out = if r.failed() { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    out.structured_content = Some(structured);
+    out
+}
