@@ -1,8 +1,12 @@
 //! Replay: the durable, hash-chained log of every evaluation's boundary
-//! events ([`log`], [`store`]), recording live sessions into it, and
-//! restoring a context from it ([`player`]).
+//! events ([`log`]; the storage trait and its errors in [`store`], the hash
+//! chain every backend keeps in `chain`, the SQLite backend in `sqlite`),
+//! recording live sessions into it (`recorder`), and restoring a context
+//! from it ([`player`]).
 
+mod chain;
 pub mod log;
 pub mod player;
 pub(crate) mod recorder;
+mod sqlite;
 pub mod store;
