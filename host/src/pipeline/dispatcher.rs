@@ -34,6 +34,7 @@ pub trait Approver: Send + Sync + 'static {
 
 /// Errors building a dispatcher.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PipelineError {
     /// The settings are invalid.
     #[error(transparent)]

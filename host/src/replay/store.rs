@@ -18,6 +18,7 @@ pub const MAX_SESSION_NAME: usize = 128;
 
 /// Errors of the log store.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The database reported an error (including "database is locked" after
     /// the busy timeout, and "file is not a database").

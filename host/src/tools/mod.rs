@@ -29,6 +29,7 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>>
 
 /// Why a tool failed. The message is shown to the script and the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The input is well-formed JSON but not acceptable (beyond the schema).
     #[error("{0}")]
