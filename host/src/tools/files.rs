@@ -8,15 +8,18 @@
 
 use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read as _};
+use std::num::NonZeroU64;
 use std::path::Path;
 
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::typed::BlockingTool;
 use super::workspace::{map_io, Resolved};
 use super::Media;
-use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
+use super::{ToolContext, ToolError, ToolOutput, Workspace};
 
 /// Default number of lines `Read` returns.
 pub const DEFAULT_READ_LIMIT: u64 = 2000;
@@ -54,53 +57,6 @@ where
 /// The error a cancelled call returns.
 pub(crate) fn cancelled() -> ToolError {
     ToolError::Cancelled("the call was cancelled".into())
-}
-
-/// A required string field.
-pub(crate) fn req_str<'a>(input: &'a Value, key: &str) -> Result<&'a str, ToolError> {
-    str_field(input, key).ok_or_else(|| ToolError::InvalidInput(format!("`{key}` must be a string")))
-}
-
-/// An optional string field (`null` counts as absent).
-pub(crate) fn opt_str<'a>(input: &'a Value, key: &str) -> Result<Option<&'a str>, ToolError> {
-    match input.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ToolError::InvalidInput(format!("`{key}` must be a string"))),
-    }
-}
-
-/// An optional boolean field (`null` counts as absent).
-pub(crate) fn opt_bool(input: &Value, key: &str) -> Result<Option<bool>, ToolError> {
-    match input.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(ToolError::InvalidInput(format!("`{key}` must be a boolean"))),
-    }
-}
-
-/// An optional non-negative integer field at least `min` (`null` counts as
-/// absent; integral floats such as `3.0` are accepted).
-pub(crate) fn opt_uint(input: &Value, key: &str, min: u64) -> Result<Option<u64>, ToolError> {
-    let bad = || ToolError::InvalidInput(format!("`{key}` must be an integer >= {min}"));
-    let n = match input.get(key) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Number(n)) => {
-            if let Some(u) = n.as_u64() {
-                u
-            } else {
-                match n.as_f64() {
-                    Some(f) if f.fract() == 0.0 && (0.0..1.8e19).contains(&f) => f as u64,
-                    _ => return Err(bad()),
-                }
-            }
-        }
-        Some(_) => return Err(bad()),
-    };
-    if n < min {
-        return Err(bad());
-    }
-    Ok(Some(n))
 }
 
 /// A path for messages and results.
@@ -164,10 +120,6 @@ fn read_bounded(rd: &mut impl std::io::Read, buf: &mut Vec<u8>, max: u64) -> std
     Ok(false)
 }
 
-fn file_schema_path(desc: &str) -> Value {
-    json!({ "type": "string", "minLength": 1, "description": desc })
-}
-
 // ---------------------------------------------------------------------------
 // Read
 
@@ -183,61 +135,35 @@ fn file_schema_path(desc: &str) -> Value {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Read;
 
-impl Tool for Read {
-    fn name(&self) -> &str {
-        "Read"
-    }
+/// The input of [`Read`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReadInput {
+    /// The file to read: absolute, or relative to the working directory.
+    #[schemars(length(min = 1))]
+    file_path: String,
+    /// 1-based number of the first line to return (default 1).
+    offset: Option<NonZeroU64>,
+    /// How many lines to return (default 2000).
+    limit: Option<NonZeroU64>,
+}
 
-    fn description(&self) -> &str {
+impl BlockingTool for Read {
+    type Input = ReadInput;
+    const NAME: &'static str = "Read";
+    const DESCRIPTION: &'static str =
         "Read a file from the workspace. Text files are returned with line numbers (cat -n style); \
          by default up to 2000 lines from the start, use `offset` (1-based first line) and `limit` to \
          page through longer files. Lines longer than 2000 characters are cut in the rendering. \
          Images (PNG, JPEG, GIF, WebP up to 5 MiB) and PDFs (up to 20 MiB) are returned as media. \
          Binary files and directories are refused (use Glob to list a directory). Text files over \
-         10 MiB must be read with `offset`/`limit`, or searched with Grep."
-    }
+         10 MiB must be read with `offset`/`limit`, or searched with Grep.";
+    const READ_ONLY: bool = true;
+    const PATH_FIELD: &'static str = "file_path";
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file_path": file_schema_path("The file to read: absolute, or relative to the working directory."),
-                "offset": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "1-based number of the first line to return (default 1)."
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "How many lines to return (default 2000)."
-                }
-            },
-            "required": ["file_path"],
-            "additionalProperties": false
-        })
-    }
-
-    fn read_only(&self, _input: &Value) -> bool {
-        true
-    }
-
-    fn rule_kind(&self) -> RuleKind {
-        RuleKind::Path
-    }
-
-    fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "file_path").map(|s| vec![s.to_string()]).unwrap_or_default()
-    }
-
-    fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move {
-            let path = req_str(&input, "file_path")?.to_string();
-            let offset = opt_uint(&input, "offset", 1)?;
-            let limit = opt_uint(&input, "limit", 1)?;
-            let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || read_file(&ctx.workspace, &ctx.cwd, &path, offset, limit, &cancel)).await
-        })
+    fn run(input: ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let (offset, limit) = (input.offset.map(NonZeroU64::get), input.limit.map(NonZeroU64::get));
+        read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel)
     }
 }
 
@@ -501,45 +427,28 @@ fn render_text(shown: &str, start: u64, sel: Selection) -> ToolOutput {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Write;
 
-impl Tool for Write {
-    fn name(&self) -> &str {
-        "Write"
-    }
+/// The input of [`Write`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WriteInput {
+    /// The file to write: absolute, or relative to the working directory.
+    #[schemars(length(min = 1))]
+    file_path: String,
+    /// The complete new content of the file.
+    content: String,
+}
 
-    fn description(&self) -> &str {
+impl BlockingTool for Write {
+    type Input = WriteInput;
+    const NAME: &'static str = "Write";
+    const DESCRIPTION: &'static str =
         "Write a file in the workspace, replacing its whole content (or creating it, along with any \
-         missing parent directories). Prefer Edit for changing part of an existing file."
-    }
+         missing parent directories). Prefer Edit for changing part of an existing file.";
+    const READ_ONLY: bool = false;
+    const PATH_FIELD: &'static str = "file_path";
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file_path": file_schema_path("The file to write: absolute, or relative to the working directory."),
-                "content": {
-                    "type": "string",
-                    "description": "The complete new content of the file."
-                }
-            },
-            "required": ["file_path", "content"],
-            "additionalProperties": false
-        })
-    }
-
-    fn rule_kind(&self) -> RuleKind {
-        RuleKind::Path
-    }
-
-    fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "file_path").map(|s| vec![s.to_string()]).unwrap_or_default()
-    }
-
-    fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move {
-            let path = req_str(&input, "file_path")?.to_string();
-            let content = req_str(&input, "content")?.to_string();
-            run_blocking(&ctx.cancel, move || write_file(&ctx.workspace, &ctx.cwd, &path, &content)).await
-        })
+    fn run(input: WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        write_file(&ctx.workspace, &ctx.cwd, &input.file_path, &input.content)
     }
 }
 
@@ -581,67 +490,45 @@ fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<T
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Edit;
 
-impl Tool for Edit {
-    fn name(&self) -> &str {
-        "Edit"
-    }
+/// The input of [`Edit`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EditInput {
+    /// The file to edit: absolute, or relative to the working directory.
+    #[schemars(length(min = 1))]
+    file_path: String,
+    /// The exact text to replace.
+    #[schemars(length(min = 1))]
+    old_string: String,
+    /// The replacement text (must differ from old_string).
+    new_string: String,
+    /// Replace every occurrence of old_string (default false: it must occur exactly once).
+    replace_all: Option<bool>,
+}
 
-    fn description(&self) -> &str {
+impl BlockingTool for Edit {
+    type Input = EditInput;
+    const NAME: &'static str = "Edit";
+    const DESCRIPTION: &'static str =
         "Replace an exact string in a file. `old_string` must match the file exactly (including \
          whitespace and indentation) and be unique in the file unless `replace_all` is true; add \
-         surrounding lines to make it unique. Use Write to create a new file."
-    }
+         surrounding lines to make it unique. Use Write to create a new file.";
+    const READ_ONLY: bool = false;
+    const PATH_FIELD: &'static str = "file_path";
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file_path": file_schema_path("The file to edit: absolute, or relative to the working directory."),
-                "old_string": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The exact text to replace."
-                },
-                "new_string": {
-                    "type": "string",
-                    "description": "The replacement text (must differ from old_string)."
-                },
-                "replace_all": {
-                    "type": "boolean",
-                    "description": "Replace every occurrence of old_string (default false: it must occur exactly once)."
-                }
-            },
-            "required": ["file_path", "old_string", "new_string"],
-            "additionalProperties": false
-        })
-    }
-
-    fn rule_kind(&self) -> RuleKind {
-        RuleKind::Path
-    }
-
-    fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "file_path").map(|s| vec![s.to_string()]).unwrap_or_default()
-    }
-
-    fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move {
-            let path = req_str(&input, "file_path")?.to_string();
-            let old = req_str(&input, "old_string")?.to_string();
-            let new = req_str(&input, "new_string")?.to_string();
-            let all = opt_bool(&input, "replace_all")?.unwrap_or(false);
-            if old.is_empty() {
-                return Err(ToolError::InvalidInput(
-                    "old_string is empty; use Write to create or overwrite a whole file".into(),
-                ));
-            }
-            if old == new {
-                return Err(ToolError::InvalidInput(
-                    "old_string and new_string are identical; there is nothing to change".into(),
-                ));
-            }
-            run_blocking(&ctx.cancel, move || edit_file(&ctx.workspace, &ctx.cwd, &path, &old, &new, all)).await
-        })
+    fn run(input: EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let EditInput { file_path, old_string: old, new_string: new, replace_all } = input;
+        if old.is_empty() {
+            return Err(ToolError::InvalidInput(
+                "old_string is empty; use Write to create or overwrite a whole file".into(),
+            ));
+        }
+        if old == new {
+            return Err(ToolError::InvalidInput(
+                "old_string and new_string are identical; there is nothing to change".into(),
+            ));
+        }
+        edit_file(&ctx.workspace, &ctx.cwd, &file_path, &old, &new, replace_all.unwrap_or(false))
     }
 }
 
@@ -757,7 +644,9 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use crate::tools::FILE_TOOL_TIMEOUT;
+    use serde_json::Value;
+
+    use crate::tools::{RuleKind, Tool, FILE_TOOL_TIMEOUT};
 
     struct Env {
         _dir: tempfile::TempDir,

@@ -4,9 +4,11 @@
 
 pub mod chdir;
 pub mod files;
+pub mod mcp;
 pub mod sampling;
 pub mod search;
 pub mod shell;
+mod typed;
 pub mod workspace;
 
 use std::future::Future;

@@ -9,10 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde_json::{json, Value};
+use schemars::{json_schema, Schema, SchemaGenerator};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{str_field, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use super::typed::{parse, schema_of};
+use super::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 /// Wire name of the sampling tool.
 pub const SAMPLE: &str = "Sample";
@@ -72,6 +75,55 @@ impl Sample {
     }
 }
 
+/// The input of [`Sample`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SampleInput {
+    /// The message to the model.
+    #[schemars(length(max = MAX_PROMPT_BYTES))]
+    prompt: String,
+    /// Optional system prompt.
+    #[schemars(length(max = MAX_PROMPT_BYTES))]
+    system: Option<String>,
+    /// Model hint; the client decides.
+    model: Option<Model>,
+    /// JSON Schema the reply must match; the reply is then returned parsed.
+    // `schema_with` hides the `Option`; `default` keeps the field optional.
+    #[serde(default)]
+    #[schemars(schema_with = "any_object")]
+    schema: Option<Map<String, Value>>,
+    // Undocumented on purpose: the schema has never described it.
+    #[schemars(range(min = 1, max = MAX_MAX_TOKENS))]
+    max_tokens: Option<u32>,
+}
+
+/// The model hints a script may give.
+#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Model {
+    #[default]
+    Haiku,
+    Sonnet,
+    Opus,
+    Fable,
+}
+
+impl Model {
+    fn as_str(self) -> &'static str {
+        match self {
+            Model::Haiku => "haiku",
+            Model::Sonnet => "sonnet",
+            Model::Opus => "opus",
+            Model::Fable => "fable",
+        }
+    }
+}
+
+/// `{"type": "object"}`: any JSON object (a JSON Schema, checked at call time).
+fn any_object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "object"})
+}
+
 /// Strip one surrounding Markdown code fence (```json ... ```), if present.
 fn unfence(text: &str) -> &str {
     let t = text.trim();
@@ -110,18 +162,7 @@ impl Tool for Sample {
          matching it and is returned parsed. Scripts call it as haiku(prompt, schema?) (aliases sonnet, opus, fable)."
     }
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string", "maxLength": MAX_PROMPT_BYTES, "description": "The message to the model."},
-                "system": {"type": "string", "maxLength": MAX_PROMPT_BYTES, "description": "Optional system prompt."},
-                "model": {"type": "string", "enum": ["haiku", "sonnet", "opus", "fable"], "description": "Model hint; the client decides."},
-                "schema": {"type": "object", "description": "JSON Schema the reply must match; the reply is then returned parsed."},
-                "max_tokens": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_TOKENS}
-            },
-            "required": ["prompt"],
-            "additionalProperties": false
-        })
+        schema_of::<SampleInput>()
     }
     fn native_timeout(&self, _input: &Value) -> Duration {
         SAMPLE_TIMEOUT
@@ -133,6 +174,7 @@ impl Tool for Sample {
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
         let sampler = self.sampler.clone();
         Box::pin(async move {
+            let input: SampleInput = parse(SAMPLE, &input)?;
             let Some(sampler) = sampler else {
                 return Err(ToolError::Failed(
                     "model sampling is not available here: it needs an MCP client that supports sampling \
@@ -140,7 +182,7 @@ impl Tool for Sample {
                         .into(),
                 ));
             };
-            let schema = input.get("schema").filter(|s| !s.is_null()).cloned();
+            let schema = input.schema.map(Value::Object);
             if let Some(s) = &schema {
                 // Fail on a bad schema before asking the model.
                 jsonschema::validator_for(s).map_err(|e| {
@@ -149,7 +191,7 @@ impl Tool for Sample {
                     ))
                 })?;
             }
-            let mut system = str_field(&input, "system").map(str::to_string);
+            let mut system = input.system;
             if let Some(s) = &schema {
                 let rule = format!(
                     "Reply with one JSON value only, no prose and no code fence. It must match this JSON Schema:\n{s}"
@@ -160,14 +202,10 @@ impl Tool for Sample {
                 });
             }
             let request = SampleRequest {
-                prompt: str_field(&input, "prompt").unwrap_or_default().to_string(),
+                prompt: input.prompt,
                 system,
-                model: str_field(&input, "model").unwrap_or("haiku").to_string(),
-                max_tokens: input
-                    .get("max_tokens")
-                    .and_then(Value::as_u64)
-                    .map(|n| n.min(MAX_MAX_TOKENS as u64) as u32)
-                    .unwrap_or(DEFAULT_MAX_TOKENS),
+                model: input.model.unwrap_or_default().as_str().to_string(),
+                max_tokens: input.max_tokens.map_or(DEFAULT_MAX_TOKENS, |n| n.min(MAX_MAX_TOKENS)),
             };
             let reply = tokio::select! {
                 r = sampler.sample(request, ctx.cancel.clone()) => r.map_err(|e| match e {
@@ -190,6 +228,7 @@ impl Tool for Sample {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn structured_replies_are_parsed_and_validated() {

@@ -20,12 +20,14 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::WalkBuilder;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::files::{cancelled, cut_line, opt_bool, opt_str, opt_uint, req_str, run_blocking, show, strip_eol};
+use super::files::{cancelled, cut_line, show, strip_eol};
+use super::typed::BlockingTool;
 use super::workspace::{map_io, Resolved};
-use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, Workspace};
+use super::{ToolContext, ToolError, ToolOutput, Workspace};
 
 /// Most files `Glob` returns.
 pub const GLOB_MAX_RESULTS: usize = 100;
@@ -170,60 +172,31 @@ fn search_dir(ws: &Workspace, cwd: &Path, path: &str) -> Result<Option<Resolved>
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Glob;
 
-impl Tool for Glob {
-    fn name(&self) -> &str {
-        "Glob"
-    }
+/// The input of [`Glob`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GlobInput {
+    /// Glob pattern matched against paths relative to the search directory, e.g. "**/*.js" or "src/**/*.ts".
+    #[schemars(length(min = 1))]
+    pattern: String,
+    /// Directory to search in: absolute, or relative to the working directory (default: the working directory).
+    path: Option<String>,
+}
 
-    fn description(&self) -> &str {
+impl BlockingTool for Glob {
+    type Input = GlobInput;
+    const NAME: &'static str = "Glob";
+    const DESCRIPTION: &'static str =
         "Find files by name with a glob pattern, e.g. \"**/*.rs\" (any depth), \"*.toml\" (directly in the \
          search directory) or \"src/**/*.{ts,tsx}\". `*` does not cross `/`; `**` matches any number of \
          directories. Returns absolute paths of regular files, most recently modified first, at most 100. \
-         Respects .gitignore/.ignore; hidden files are skipped unless the pattern names them."
-    }
+         Respects .gitignore/.ignore; hidden files are skipped unless the pattern names them.";
+    const READ_ONLY: bool = true;
+    const PATH_FIELD: &'static str = "path";
+    const ALSO_CHECKED_AS: Option<&'static str> = Some("Read");
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Glob pattern matched against paths relative to the search directory, e.g. \"**/*.js\" or \"src/**/*.ts\"."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "Directory to search in: absolute, or relative to the working directory (default: the working directory)."
-                }
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
-    }
-
-    fn read_only(&self, _input: &Value) -> bool {
-        true
-    }
-
-    fn rule_kind(&self) -> RuleKind {
-        RuleKind::Path
-    }
-
-    fn also_checked_as(&self) -> Option<&str> {
-        Some("Read")
-    }
-
-    fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "path").map(|s| vec![s.to_string()]).unwrap_or_default()
-    }
-
-    fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move {
-            let pattern = req_str(&input, "pattern")?.to_string();
-            let path = opt_str(&input, "path")?.map(str::to_string);
-            let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || glob(&ctx.workspace, &ctx.cwd, &pattern, path.as_deref(), &cancel)).await
-        })
+    fn run(input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        glob(&ctx.workspace, &ctx.cwd, &input.pattern, input.path.as_deref(), &ctx.cancel)
     }
 }
 
@@ -317,11 +290,18 @@ fn glob(
 // ---------------------------------------------------------------------------
 // Grep
 
-/// What `Grep` returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What `Grep` returns (its `output_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 enum Mode {
+    // Matching lines.
+    #[serde(rename = "content")]
     Content,
+    // Paths of matching files.
+    #[default]
+    #[serde(rename = "files_with_matches")]
     Files,
+    // Matching lines per file.
+    #[serde(rename = "count")]
     Count,
 }
 
@@ -345,84 +325,64 @@ enum Mode {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Grep;
 
-impl Tool for Grep {
-    fn name(&self) -> &str {
-        "Grep"
-    }
+/// The input of [`Grep`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrepInput {
+    /// The regular expression to search for.
+    #[schemars(length(min = 1))]
+    pattern: String,
+    /// File or directory to search: absolute, or relative to the working directory (default: the working directory).
+    path: Option<String>,
+    /// Only search files matching this glob (ripgrep --glob semantics: "*.js" matches at any depth; several globs may be separated by spaces or commas; a leading ! excludes).
+    glob: Option<String>,
+    /// "files_with_matches" (default): paths of matching files; "content": matching lines; "count": matching lines per file.
+    output_mode: Option<Mode>,
+    /// Case-insensitive search.
+    #[serde(rename = "-i")]
+    case_insensitive: Option<bool>,
+    /// Show line numbers in content mode (default true).
+    #[serde(rename = "-n")]
+    line_numbers: Option<bool>,
+    /// Lines of context after each match (content mode).
+    #[serde(rename = "-A")]
+    after: Option<u64>,
+    /// Lines of context before each match (content mode).
+    #[serde(rename = "-B")]
+    before: Option<u64>,
+    /// Lines of context before and after each match (content mode); -A/-B take precedence.
+    #[serde(rename = "-C")]
+    context: Option<u64>,
+    /// Return only the first N lines (content) or entries (other modes); 0 means no limit.
+    head_limit: Option<u64>,
+    /// Let the pattern match across lines (`.` matches newlines).
+    multiline: Option<bool>,
+    /// Only search files of this ripgrep type (e.g. rust, js, ts, py, go, java, c, cpp, md, json, yaml).
+    #[serde(rename = "type")]
+    file_type: Option<String>,
+}
 
-    fn description(&self) -> &str {
+impl BlockingTool for Grep {
+    type Input = GrepInput;
+    const NAME: &'static str = "Grep";
+    const DESCRIPTION: &'static str =
         "Search file contents with a regular expression (ripgrep / Rust regex syntax, e.g. \"fn\\s+main\", \
          \"log.*Error\"; escape literal braces and dots). `path` is a directory (default: the working \
          directory) or a single file; filter files with `glob` (e.g. \"*.rs\", \"*.{ts,tsx}\") or `type` \
          (ripgrep type names: rust, js, ts, py, go, ...). output_mode \"files_with_matches\" (default) lists \
          matching files newest first, \"content\" shows matching lines as path:line:text with optional \
          context (-A/-B/-C), \"count\" counts matching lines per file. Set multiline to let patterns span \
-         lines (`.` then matches newlines too). Respects .gitignore; skips hidden and binary files."
-    }
+         lines (`.` then matches newlines too). Respects .gitignore; skips hidden and binary files.";
+    const READ_ONLY: bool = true;
+    const PATH_FIELD: &'static str = "path";
+    const ALSO_CHECKED_AS: Option<&'static str> = Some("Read");
 
-    fn input_schema(&self) -> Value {
-        let ctx = |d: &str| json!({"type": "integer", "minimum": 0, "description": d});
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The regular expression to search for."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "File or directory to search: absolute, or relative to the working directory (default: the working directory)."
-                },
-                "glob": {
-                    "type": "string",
-                    "description": "Only search files matching this glob (ripgrep --glob semantics: \"*.js\" matches at any depth; several globs may be separated by spaces or commas; a leading ! excludes)."
-                },
-                "output_mode": {
-                    "type": "string",
-                    "enum": ["content", "files_with_matches", "count"],
-                    "description": "\"files_with_matches\" (default): paths of matching files; \"content\": matching lines; \"count\": matching lines per file."
-                },
-                "-i": {"type": "boolean", "description": "Case-insensitive search."},
-                "-n": {"type": "boolean", "description": "Show line numbers in content mode (default true)."},
-                "-A": ctx("Lines of context after each match (content mode)."),
-                "-B": ctx("Lines of context before each match (content mode)."),
-                "-C": ctx("Lines of context before and after each match (content mode); -A/-B take precedence."),
-                "head_limit": ctx("Return only the first N lines (content) or entries (other modes); 0 means no limit."),
-                "multiline": {"type": "boolean", "description": "Let the pattern match across lines (`.` matches newlines)."},
-                "type": {"type": "string", "description": "Only search files of this ripgrep type (e.g. rust, js, ts, py, go, java, c, cpp, md, json, yaml)."}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
-    }
-
-    fn read_only(&self, _input: &Value) -> bool {
-        true
-    }
-
-    fn rule_kind(&self) -> RuleKind {
-        RuleKind::Path
-    }
-
-    fn also_checked_as(&self) -> Option<&str> {
-        Some("Read")
-    }
-
-    fn input_paths(&self, input: &Value) -> Vec<String> {
-        str_field(input, "path").map(|s| vec![s.to_string()]).unwrap_or_default()
-    }
-
-    fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(async move {
-            let req = GrepRequest::parse(&input)?;
-            let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || grep(&ctx.workspace, &ctx.cwd, req, &cancel)).await
-        })
+    fn run(input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        grep(&ctx.workspace, &ctx.cwd, GrepRequest::new(input)?, &ctx.cancel)
     }
 }
 
-/// A parsed `Grep` input.
+/// A `Grep` input made ready to search.
 struct GrepRequest {
     matcher: RegexMatcher,
     path: Option<String>,
@@ -437,21 +397,12 @@ struct GrepRequest {
 }
 
 impl GrepRequest {
-    fn parse(input: &Value) -> Result<Self, ToolError> {
-        let pattern = req_str(input, "pattern")?;
-        let mode = match opt_str(input, "output_mode")? {
-            None | Some("files_with_matches") => Mode::Files,
-            Some("content") => Mode::Content,
-            Some("count") => Mode::Count,
-            Some(other) => {
-                return Err(ToolError::InvalidInput(format!(
-                    "unknown output_mode {other:?}; use \"content\", \"files_with_matches\" or \"count\""
-                )))
-            }
-        };
-        let multiline = opt_bool(input, "multiline")?.unwrap_or(false);
+    fn new(input: GrepInput) -> Result<Self, ToolError> {
+        let pattern = &input.pattern;
+        let mode = input.output_mode.unwrap_or_default();
+        let multiline = input.multiline.unwrap_or(false);
         let mut mb = RegexMatcherBuilder::new();
-        mb.case_insensitive(opt_bool(input, "-i")?.unwrap_or(false)).multi_line(true);
+        mb.case_insensitive(input.case_insensitive.unwrap_or(false)).multi_line(true);
         if multiline {
             mb.dot_matches_new_line(true);
         } else {
@@ -465,22 +416,23 @@ impl GrepRequest {
             };
             ToolError::InvalidInput(format!("invalid regex {pattern:?}: {e}{hint}"))
         })?;
-        let usize_of = |k: &str| -> Result<Option<usize>, ToolError> {
-            Ok(opt_uint(input, k, 0)?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
+        let usize_of = |n: Option<u64>| n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let c = usize_of(input.context).unwrap_or(0);
+        let (before, after) = if mode == Mode::Content {
+            (usize_of(input.before).unwrap_or(c), usize_of(input.after).unwrap_or(c))
+        } else {
+            (0, 0)
         };
-        let c = usize_of("-C")?.unwrap_or(0);
-        let (before, after) =
-            if mode == Mode::Content { (usize_of("-B")?.unwrap_or(c), usize_of("-A")?.unwrap_or(c)) } else { (0, 0) };
         Ok(Self {
             matcher,
-            path: opt_str(input, "path")?.map(str::to_string),
-            glob: opt_str(input, "glob")?.map(str::to_string),
-            file_type: opt_str(input, "type")?.map(str::to_string),
+            path: input.path,
+            glob: input.glob,
+            file_type: input.file_type,
             mode,
-            line_numbers: opt_bool(input, "-n")?.unwrap_or(true),
+            line_numbers: input.line_numbers.unwrap_or(true),
             before,
             after,
-            limit: usize_of("head_limit")?.filter(|&n| n > 0),
+            limit: usize_of(input.head_limit).filter(|&n| n > 0),
             multiline,
         })
     }
@@ -841,7 +793,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::tools::FILE_TOOL_TIMEOUT;
+    use crate::tools::{Tool, FILE_TOOL_TIMEOUT};
 
     struct Env {
         _dir: tempfile::TempDir,
