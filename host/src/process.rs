@@ -170,6 +170,7 @@ impl Drop for ProcessGroup {
 /// Sends `signal` to `target`, with the meaning of kill(2): a positive
 /// target is one process, a negative one a process group, signal 0 only
 /// checks that the target exists. The crate's only call of kill(2).
+#[allow(unsafe_code)] // kill(2): see the SAFETY note
 fn send_signal(target: libc::pid_t, signal: libc::c_int) -> io::Result<()> {
     // SAFETY: kill(2) takes two integers and touches no memory of ours; it
     // has no memory-safety preconditions. Callers only signal groups and

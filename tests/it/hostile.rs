@@ -310,7 +310,9 @@ fn prepare(case: &Case) -> Dirs {
             "fifo" => {
                 let p = std::ffi::CString::new(root.join("pipe").as_os_str().as_encoded_bytes()).unwrap();
                 // SAFETY: `p` is a valid NUL-terminated path.
-                assert_eq!(unsafe { libc::mkfifo(p.as_ptr(), 0o600) }, 0, "mkfifo");
+                #[allow(unsafe_code)]
+                let rc = unsafe { libc::mkfifo(p.as_ptr(), 0o600) };
+                assert_eq!(rc, 0, "mkfifo");
             }
             "files" => {
                 std::fs::write(root.join("a.txt"), "alpha\n").unwrap();

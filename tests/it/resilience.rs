@@ -107,7 +107,11 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
                     _ = call => {}
                     _ = tokio::time::sleep(delay) => {}
                 }
-                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                // SAFETY: kill(2) has no memory-safety preconditions; `pid` is our own child.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::kill(pid as i32, libc::SIGKILL)
+                };
             } else {
                 let r = call.await;
                 assert_ne!(r.is_error, Some(true), "{r:?}");

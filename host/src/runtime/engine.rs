@@ -207,6 +207,7 @@ fn cache_key(engine: &Engine, component: &[u8]) -> String {
     format!("guest-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())
 }
 
+#[allow(unsafe_code)] // Component::deserialize_file: see the SAFETY note
 fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&PathBuf>) -> Result<Component, RuntimeError> {
     let path = cache.map(|d| d.join(cache_key(engine, bytes)));
     if let Some(p) = &path {

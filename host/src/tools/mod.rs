@@ -148,6 +148,16 @@ pub struct ToolContext {
     pub progress: Option<ProgressFn>,
 }
 
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("cwd", &self.cwd)
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Intermediate progress of a running call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolProgress {

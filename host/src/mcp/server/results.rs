@@ -60,6 +60,7 @@ pub(super) fn object_schema(v: &Value) -> JsonObject {
 }
 
 /// A finished evaluation with what the outer result needs besides it.
+#[derive(Debug)]
 pub struct Settled {
     /// The evaluation.
     pub result: EvalResult,
