@@ -1,0 +1,501 @@
+//! `Grep`: ripgrep's searcher over the workspace walker — content, files
+//! with matches or counts, with context, caps and cancellation.
+
+use super::*;
+
+/// What `Grep` returns (its `output_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+enum Mode {
+    // Matching lines.
+    #[serde(rename = "content")]
+    Content,
+    // Paths of matching files.
+    #[default]
+    #[serde(rename = "files_with_matches")]
+    Files,
+    // Matching lines per file.
+    #[serde(rename = "count")]
+    Count,
+}
+
+/// `Grep`: search file contents with a regular expression (Rust regex syntax,
+/// as ripgrep).
+///
+/// Values by `output_mode`:
+/// - `content`: `{"mode":"content","content": "<lines>","numLines","truncated"}`
+///   where lines are `path:line:text` for matches and `path-line-text` for
+///   context lines (`path:text`/`path-text` with `"-n": false`) and `--`
+///   separates non-adjacent groups when context is requested;
+/// - `files_with_matches` (default): `{"mode":"files_with_matches",
+///   "filenames": [...], "numFiles","truncated"}`, most recently modified first;
+/// - `count`: `{"mode":"count","counts":[{"file","count"}],"numMatches",
+///   "numFiles","truncated"}` counting matching lines per file.
+///
+/// Paths are absolute. `head_limit` keeps the first N lines/entries (0 means
+/// no limit); output is also bounded by [`GREP_MAX_LINES`], [`GREP_MAX_BYTES`]
+/// and [`GREP_MAX_ENTRIES`], with `truncated` set when anything was left out.
+/// Binary files (NUL bytes) are skipped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grep;
+
+/// The input of [`Grep`].
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrepInput {
+    /// The regular expression to search for.
+    #[schemars(length(min = 1))]
+    pattern: String,
+    /// File or directory to search: absolute, or relative to the working directory (default: the working directory).
+    path: Option<String>,
+    /// Only search files matching this glob (ripgrep --glob semantics: "*.js" matches at any depth; several globs may be separated by spaces or commas; a leading ! excludes).
+    glob: Option<String>,
+    /// "files_with_matches" (default): paths of matching files; "content": matching lines; "count": matching lines per file.
+    output_mode: Option<Mode>,
+    /// Case-insensitive search.
+    #[serde(rename = "-i")]
+    case_insensitive: Option<bool>,
+    /// Show line numbers in content mode (default true).
+    #[serde(rename = "-n")]
+    line_numbers: Option<bool>,
+    /// Lines of context after each match (content mode).
+    #[serde(rename = "-A")]
+    after: Option<u64>,
+    /// Lines of context before each match (content mode).
+    #[serde(rename = "-B")]
+    before: Option<u64>,
+    /// Lines of context before and after each match (content mode); -A/-B take precedence.
+    #[serde(rename = "-C")]
+    context: Option<u64>,
+    /// Return only the first N lines (content) or entries (other modes); 0 means no limit.
+    head_limit: Option<u64>,
+    /// Let the pattern match across lines (`.` matches newlines).
+    multiline: Option<bool>,
+    /// Only search files of this ripgrep type (e.g. rust, js, ts, py, go, java, c, cpp, md, json, yaml).
+    #[serde(rename = "type")]
+    file_type: Option<String>,
+}
+
+impl BlockingTool for Grep {
+    type Input = GrepInput;
+    const NAME: &'static str = "Grep";
+    const DESCRIPTION: &'static str =
+        "Search file contents with a regular expression (ripgrep / Rust regex syntax, e.g. \"fn\\s+main\", \
+         \"log.*Error\"; escape literal braces and dots). `path` is a directory (default: the working \
+         directory) or a single file; filter files with `glob` (e.g. \"*.rs\", \"*.{ts,tsx}\") or `type` \
+         (ripgrep type names: rust, js, ts, py, go, ...). output_mode \"files_with_matches\" (default) lists \
+         matching files newest first, \"content\" shows matching lines as path:line:text with optional \
+         context (-A/-B/-C), \"count\" counts matching lines per file. Set multiline to let patterns span \
+         lines (`.` then matches newlines too). Respects .gitignore; skips hidden and binary files.";
+    const READ_ONLY: bool = true;
+    const PATH_FIELD: &'static str = "path";
+    const ALSO_CHECKED_AS: Option<&'static str> = Some("Read");
+
+    fn run(input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        grep(&ctx.workspace, &ctx.cwd, GrepRequest::new(input)?, &ctx.cancel)
+    }
+}
+
+/// A `Grep` input made ready to search.
+struct GrepRequest {
+    matcher: RegexMatcher,
+    path: Option<String>,
+    glob: Option<String>,
+    file_type: Option<String>,
+    mode: Mode,
+    line_numbers: bool,
+    before: usize,
+    after: usize,
+    limit: Option<usize>,
+    multiline: bool,
+}
+
+impl GrepRequest {
+    fn new(input: GrepInput) -> Result<Self, ToolError> {
+        let pattern = &input.pattern;
+        let mode = input.output_mode.unwrap_or_default();
+        let multiline = input.multiline.unwrap_or(false);
+        let mut mb = RegexMatcherBuilder::new();
+        mb.case_insensitive(input.case_insensitive.unwrap_or(false)).multi_line(true);
+        if multiline {
+            mb.dot_matches_new_line(true);
+        } else {
+            mb.line_terminator(Some(b'\n'));
+        }
+        let matcher = mb.build(pattern).map_err(|e| {
+            let hint = if !multiline && e.to_string().contains("\\n") {
+                " (set multiline to true to match across lines)"
+            } else {
+                ""
+            };
+            ToolError::InvalidInput(format!("invalid regex {pattern:?}: {e}{hint}"))
+        })?;
+        let usize_of = |n: Option<u64>| n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let c = usize_of(input.context).unwrap_or(0);
+        let (before, after) = if mode == Mode::Content {
+            (usize_of(input.before).unwrap_or(c), usize_of(input.after).unwrap_or(c))
+        } else {
+            (0, 0)
+        };
+        Ok(Self {
+            matcher,
+            path: input.path,
+            glob: input.glob,
+            file_type: input.file_type,
+            mode,
+            line_numbers: input.line_numbers.unwrap_or(true),
+            before,
+            after,
+            limit: usize_of(input.head_limit).filter(|&n| n > 0),
+            multiline,
+        })
+    }
+}
+
+/// Split a `glob` argument into globs: whitespace separates, and so do commas
+/// outside `{...}`.
+pub(super) fn split_globs(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in s.split_whitespace() {
+        let mut depth = 0usize;
+        let mut cur = String::new();
+        for ch in word.chars() {
+            match ch {
+                '{' => depth += 1,
+                '}' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            cur.push(ch);
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+    }
+    out
+}
+
+/// A reader that fails once the call is cancelled.
+struct CancelRead<R> {
+    inner: R,
+    cancel: CancellationToken,
+}
+
+impl<R: io::Read> io::Read for CancelRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.cancel.is_cancelled() {
+            return Err(io::Error::other("cancelled"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// Content-mode output across files.
+struct Lines {
+    lines: Vec<String>,
+    bytes: usize,
+    limit: usize,
+    truncated: bool,
+}
+
+impl Lines {
+    /// Add a line; false (and `truncated`) when the output is full.
+    fn push(&mut self, line: String) -> bool {
+        if self.lines.len() >= self.limit || self.bytes + line.len() + 1 > GREP_MAX_BYTES {
+            self.truncated = true;
+            return false;
+        }
+        self.bytes += line.len() + 1;
+        self.lines.push(line);
+        true
+    }
+}
+
+/// The sink for one file.
+struct FileSink<'a> {
+    mode: Mode,
+    path: &'a str,
+    line_numbers: bool,
+    context: bool,
+    out: &'a mut Lines,
+    /// Lines of `out` before this file (to roll back a binary file).
+    mark: usize,
+    matches: u64,
+    binary: bool,
+    cancel: &'a CancellationToken,
+}
+
+impl FileSink<'_> {
+    fn line(&mut self, sep: char, number: Option<u64>, bytes: &[u8]) -> bool {
+        if self.context && self.out.lines.len() == self.mark && self.mark > 0 && !self.out.push("--".into()) {
+            return false;
+        }
+        let text = String::from_utf8_lossy(strip_eol(bytes));
+        let text = cut_line(&text, strip_eol(bytes).len());
+        let line = match number.filter(|_| self.line_numbers) {
+            Some(n) => format!("{}{sep}{n}{sep}{text}", self.path),
+            None => format!("{}{sep}{text}", self.path),
+        };
+        self.out.push(line)
+    }
+}
+
+impl Sink for FileSink<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _s: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if self.cancel.is_cancelled() {
+            return Err(io::Error::other("cancelled"));
+        }
+        match self.mode {
+            Mode::Files => {
+                self.matches = 1;
+                Ok(false)
+            }
+            Mode::Count => {
+                self.matches += mat.lines().count().max(1) as u64;
+                Ok(true)
+            }
+            Mode::Content => {
+                self.matches += 1;
+                let first = mat.line_number();
+                for (i, line) in mat.lines().enumerate() {
+                    if !self.line(':', first.map(|n| n + i as u64), line) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if self.cancel.is_cancelled() {
+            return Err(io::Error::other("cancelled"));
+        }
+        Ok(self.line('-', ctx.line_number(), ctx.bytes()))
+    }
+
+    fn context_break(&mut self, _s: &Searcher) -> Result<bool, io::Error> {
+        Ok(self.out.lines.len() == self.mark || self.out.push("--".into()))
+    }
+
+    fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+    let target = ws.resolve(cwd, req.path.as_deref().unwrap_or("."))?;
+    let dir = ws.dir(target.root);
+    let is_file = if target.rel.as_os_str().is_empty() {
+        false
+    } else {
+        let meta = dir.metadata(&target.rel).map_err(|e| map_io(&target, e))?;
+        if !meta.is_dir() && !meta.is_file() {
+            return Err(ToolError::InvalidInput(format!("{} is neither a file nor a directory", target.abs.display())));
+        }
+        meta.is_file()
+    };
+
+    // The files to search: (path relative to the root, absolute path).
+    let files: Box<dyn Iterator<Item = (PathBuf, PathBuf)>> = if is_file {
+        Box::new(std::iter::once((target.rel.clone(), target.abs.clone())))
+    } else {
+        let mut hidden = false;
+        let overrides = match &req.glob {
+            Some(g) if !g.trim().is_empty() => {
+                let mut ob = OverrideBuilder::new(&target.abs);
+                for g in split_globs(g) {
+                    hidden |= mentions_hidden(&g);
+                    ob.add(&g).map_err(|e| ToolError::InvalidInput(format!("invalid glob {g:?}: {e}")))?;
+                }
+                Some(ob.build().map_err(|e| ToolError::InvalidInput(format!("invalid glob: {e}")))?)
+            }
+            _ => None,
+        };
+        let types = match &req.file_type {
+            Some(t) => {
+                let mut tb = TypesBuilder::new();
+                tb.add_defaults();
+                for name in t.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    tb.select(name);
+                }
+                Some(tb.build().map_err(|e| {
+                    ToolError::InvalidInput(format!(
+                        "{e}; use a ripgrep type name such as rust, js, ts, py, go, java, c, cpp, md, json, yaml, or the glob parameter"
+                    ))
+                })?)
+            }
+            None => None,
+        };
+        let walk = walker(ws, &target, WalkOpts { hidden, overrides, types }).build();
+        let base = target.clone();
+        Box::new(walk.filter_map(move |ent| {
+            let ent = ent.ok()?;
+            if ent.depth() == 0 || !ent.file_type().is_some_and(|t| t.is_file()) {
+                return None;
+            }
+            let sub = ent.path().strip_prefix(&base.abs).ok()?;
+            Some((base.rel.join(sub), ent.into_path()))
+        }))
+    };
+
+    let mut searcher = SearcherBuilder::new()
+        .line_number(req.mode == Mode::Content && req.line_numbers)
+        .multi_line(req.multiline)
+        .before_context(req.before)
+        .after_context(req.after)
+        .binary_detection(BinaryDetection::quit(0))
+        .heap_limit(Some(GREP_HEAP_LIMIT))
+        .build();
+
+    let limit = req.limit.unwrap_or(usize::MAX);
+    let mut lines = Lines { lines: Vec::new(), bytes: 0, limit: limit.min(GREP_MAX_LINES), truncated: false };
+    let entry_cap = limit.min(GREP_MAX_ENTRIES);
+    let mut newest: BinaryHeap<Reverse<(Option<cap_std::time::SystemTime>, Reverse<String>)>> = BinaryHeap::new();
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    let mut matched_files = 0usize;
+    let mut skipped = 0usize;
+    let mut entries_truncated = false;
+
+    for (rel, abs) in files {
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        let Ok(file) = dir.open(&rel) else {
+            skipped += 1;
+            continue;
+        };
+        // Missing times sort as oldest.
+        let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
+        let shown = show(&abs);
+        let mark = lines.lines.len();
+        let mark_bytes = lines.bytes;
+        let mut sink = FileSink {
+            mode: req.mode,
+            path: &shown,
+            line_numbers: req.line_numbers,
+            context: req.before > 0 || req.after > 0,
+            out: &mut lines,
+            mark,
+            matches: 0,
+            binary: false,
+            cancel,
+        };
+        let reader = CancelRead { inner: file, cancel: cancel.clone() };
+        let res = searcher.search_reader(&req.matcher, reader, &mut sink);
+        let (matches, binary) = (sink.matches, sink.binary);
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        if binary || res.is_err() {
+            // Roll back whatever a binary or unreadable file produced.
+            lines.lines.truncate(mark);
+            lines.bytes = mark_bytes;
+            if res.is_err() {
+                skipped += 1;
+            }
+            continue;
+        }
+        if lines.truncated {
+            break;
+        }
+        if matches == 0 {
+            continue;
+        }
+        matched_files += 1;
+        match req.mode {
+            Mode::Content => {}
+            Mode::Files => {
+                newest.push(Reverse((mtime, Reverse(shown))));
+                if newest.len() > entry_cap {
+                    newest.pop();
+                    entries_truncated = true;
+                }
+            }
+            Mode::Count => {
+                if counts.len() >= entry_cap {
+                    entries_truncated = true;
+                    break;
+                }
+                counts.push((shown, matches));
+            }
+        }
+    }
+
+    let note_skipped = |t: &mut String| {
+        if skipped > 0 {
+            t.push_str(&format!(
+                "\n({skipped} file{} could not be read or exceeded the size limit and were skipped.)",
+                if skipped == 1 { "" } else { "s" }
+            ));
+        }
+    };
+    let out = match req.mode {
+        Mode::Content => {
+            let content = lines.lines.join("\n");
+            let n = lines.lines.len();
+            let mut text = if n == 0 { "No matches found".to_string() } else { content.clone() };
+            if lines.truncated {
+                text.push_str(&format!(
+                    "\n… (output stopped after {n} lines; narrow the search with path, glob, type or head_limit)"
+                ));
+            }
+            note_skipped(&mut text);
+            ToolOutput::new(
+                json!({"mode": "content", "content": content, "numLines": n, "truncated": lines.truncated}),
+                text,
+            )
+        }
+        Mode::Files => {
+            let files: Vec<String> = newest.into_sorted_vec().into_iter().map(|Reverse((_, Reverse(p)))| p).collect();
+            let mut text = if files.is_empty() {
+                "No files found".to_string()
+            } else {
+                format!("Found {} file{}\n{}", files.len(), if files.len() == 1 { "" } else { "s" }, files.join("\n"))
+            };
+            if entries_truncated {
+                text.push_str(&format!(
+                    "\n(Showing the {} most recently modified of {matched_files} matching files.)",
+                    files.len()
+                ));
+            }
+            note_skipped(&mut text);
+            ToolOutput::new(
+                json!({"mode": "files_with_matches", "filenames": files, "numFiles": files.len(), "truncated": entries_truncated}),
+                text,
+            )
+        }
+        Mode::Count => {
+            let total: u64 = counts.iter().map(|(_, c)| c).sum();
+            let mut text = if counts.is_empty() {
+                "No matches found".to_string()
+            } else {
+                let mut t: String = counts.iter().map(|(f, c)| format!("{f}:{c}\n")).collect();
+                t.push_str(&format!(
+                    "\nFound {total} matching line{} in {} file{}.",
+                    if total == 1 { "" } else { "s" },
+                    counts.len(),
+                    if counts.len() == 1 { "" } else { "s" }
+                ));
+                t
+            };
+            if entries_truncated {
+                text.push_str("\n(More files matched; the list was cut at head_limit or the entry bound.)");
+            }
+            note_skipped(&mut text);
+            let list: Vec<Value> = counts.iter().map(|(f, c)| json!({"file": f, "count": c})).collect();
+            ToolOutput::new(
+                json!({"mode": "count", "counts": list, "numMatches": total, "numFiles": counts.len(), "truncated": entries_truncated}),
+                text,
+            )
+        }
+    };
+    Ok(out)
+}

@@ -1,0 +1,493 @@
+//! Search tools: [`Glob`] (find files by name) and [`Grep`] (search file
+//! contents with ripgrep's regex engine).
+//!
+//! Directories are walked with `ignore::WalkBuilder`: symlinks are never
+//! followed (nor listed), hidden entries and `.git` are skipped, `.gitignore`
+//! and `.ignore` files are honoured (also outside git repositories, and those
+//! of the directories between the workspace root and the search directory).
+//! Ignore files above the workspace roots and global git excludes are not
+//! read. File contents are always read through the cap-std `Dir` of the root.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::types::{Types, TypesBuilder};
+use ignore::WalkBuilder;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::files::{cancelled, cut_line, show, strip_eol};
+use super::typed::BlockingTool;
+use super::workspace::{map_io, Resolved};
+use super::{ToolContext, ToolError, ToolOutput, Workspace};
+
+mod glob;
+mod grep;
+
+pub use glob::Glob;
+pub use grep::Grep;
+
+/// Most files `Glob` returns.
+pub const GLOB_MAX_RESULTS: usize = 100;
+/// Most output lines `Grep` returns in `content` mode.
+pub const GREP_MAX_LINES: usize = 10_000;
+/// Most output bytes `Grep` returns in `content` mode.
+pub const GREP_MAX_BYTES: usize = 10 * 1024 * 1024;
+/// Most entries `Grep` returns in `files_with_matches` and `count` modes.
+pub const GREP_MAX_ENTRIES: usize = 10_000;
+/// Most memory `Grep` uses for one file (whole files in multiline mode, the
+/// longest line otherwise); larger files are skipped.
+const GREP_HEAP_LIMIT: usize = 64 * 1024 * 1024;
+/// Ignore files larger than this are not read.
+const MAX_IGNORE_FILE: u64 = 1024 * 1024;
+
+// ---------------------------------------------------------------------------
+// Walking
+
+/// How to walk a directory.
+struct WalkOpts {
+    hidden: bool,
+    overrides: Option<Override>,
+    types: Option<Types>,
+}
+
+/// A walker over `base` (a directory inside a root) with the module's rules.
+fn walker(ws: &Workspace, base: &Resolved, opts: WalkOpts) -> WalkBuilder {
+    let mut b = WalkBuilder::new(&base.abs);
+    b.follow_links(false)
+        .hidden(!opts.hidden)
+        .parents(false)
+        .ignore(true)
+        // Handle .gitignore like .ignore: honoured without a git repository,
+        // and without reading anything above the walk's start.
+        .git_ignore(false)
+        .git_exclude(false)
+        .git_global(false)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    b.add_custom_ignore_filename(".gitignore");
+    if let Some(o) = opts.overrides {
+        b.overrides(o);
+    }
+    if let Some(t) = opts.types {
+        b.types(t);
+    }
+    let ancestors = ancestor_ignores(ws, base);
+    b.filter_entry(move |e| {
+        if e.depth() == 0 {
+            return true;
+        }
+        if e.file_name() == ".git" {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        for gi in &ancestors {
+            let m = gi.matched(e.path(), is_dir);
+            if m.is_ignore() {
+                return false;
+            }
+            if m.is_whitelist() {
+                return true;
+            }
+        }
+        true
+    });
+    b
+}
+
+/// The `.ignore` and `.gitignore` matchers of the directories from the root
+/// down to the parent of `base`, deepest first, read through cap-std.
+fn ancestor_ignores(ws: &Workspace, base: &Resolved) -> Vec<Gitignore> {
+    let dir = ws.dir(base.root);
+    let root_abs = base.abs.ancestors().nth(base.rel.components().count()).unwrap_or(&base.abs);
+    let mut prefixes = vec![PathBuf::new()];
+    let comps: Vec<_> = base.rel.components().collect();
+    for i in 1..comps.len() {
+        prefixes.push(comps[..i].iter().collect());
+    }
+    if comps.is_empty() {
+        prefixes.clear();
+    }
+    let mut out = Vec::new();
+    for p in prefixes.iter().rev() {
+        for name in [".ignore", ".gitignore"] {
+            let rel = p.join(name);
+            let Ok(meta) = dir.metadata(&rel) else {
+                continue;
+            };
+            if !meta.is_file() || meta.len() > MAX_IGNORE_FILE {
+                continue;
+            }
+            let Ok(text) = dir.read_to_string(&rel) else {
+                continue;
+            };
+            let mut gb = GitignoreBuilder::new(root_abs.join(p));
+            for line in text.lines() {
+                let _ = gb.add_line(None, line);
+            }
+            if let Ok(gi) = gb.build() {
+                out.push(gi);
+            }
+        }
+    }
+    out
+}
+
+/// True when some component of a glob names a hidden entry explicitly.
+fn mentions_hidden(glob: &str) -> bool {
+    glob.split(['/', ',', '{', ' ']).any(|c| c.starts_with('.') && c != "." && c != ".." && !c.starts_with("./"))
+}
+
+fn is_literal(component: &str) -> bool {
+    !component.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+/// Resolve the directory to search, or `None` if it does not exist.
+fn search_dir(ws: &Workspace, cwd: &Path, path: &str) -> Result<Option<Resolved>, ToolError> {
+    match ws.resolve_dir(cwd, path) {
+        Ok(r) => Ok(Some(r)),
+        Err(ToolError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Glob
+
+#[cfg(test)]
+mod tests {
+    use super::grep::split_globs;
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::tools::{Tool, FILE_TOOL_TIMEOUT};
+
+    struct Env {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+        ctx: ToolContext,
+    }
+
+    fn env() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new([dir.path()]).unwrap();
+        let root = ws.default_cwd().to_path_buf();
+        let ctx = ToolContext {
+            cwd: root.clone(),
+            workspace: Arc::new(ws),
+            cancel: CancellationToken::new(),
+            timeout: FILE_TOOL_TIMEOUT,
+            progress: None,
+        };
+        Env { _dir: dir, root, ctx }
+    }
+
+    impl Env {
+        fn write(&self, rel: &str, body: &str) {
+            let p = self.root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        fn abs(&self, rel: &str) -> String {
+            show(&self.root.join(rel))
+        }
+        fn abss(&self, rels: &[&str]) -> Vec<String> {
+            rels.iter().map(|r| self.abs(r)).collect()
+        }
+    }
+
+    fn set_mtime(p: &Path, secs: u64) {
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).unwrap();
+    }
+
+    async fn run(tool: &dyn Tool, e: &Env, input: Value) -> Result<ToolOutput, ToolError> {
+        tool.call(input, e.ctx.clone()).await
+    }
+
+    fn names(v: &Value) -> Vec<String> {
+        v["filenames"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+    }
+
+    #[test]
+    fn schemas_are_closed_objects() {
+        for t in [&Glob as &dyn Tool, &Grep] {
+            let s = t.input_schema();
+            assert_eq!(s["type"], "object");
+            assert_eq!(s["additionalProperties"], false);
+            assert_eq!(s["required"], json!(["pattern"]));
+            for (_, p) in s["properties"].as_object().unwrap() {
+                assert!(p["description"].is_string());
+            }
+            assert!(t.read_only(&json!({})));
+            assert_eq!(t.input_paths(&json!({"pattern": "x"})), Vec::<String>::new());
+            assert_eq!(t.input_paths(&json!({"pattern": "x", "path": "src"})), vec!["src".to_string()]);
+        }
+        assert!(Grep.input_schema()["properties"]["-C"].is_object());
+    }
+
+    #[test]
+    fn builtin_schemas_are_valid_json_schema() {
+        for t in crate::tools::builtin_tools() {
+            let s = t.input_schema();
+            jsonschema::meta::validate(&s).unwrap_or_else(|e| panic!("{}: {e}", t.name()));
+            let v = jsonschema::validator_for(&s).unwrap();
+            assert!(!v.is_valid(&json!({"bogus": 1})), "{}", t.name());
+        }
+        let v = jsonschema::validator_for(&Grep.input_schema()).unwrap();
+        assert!(v.is_valid(&json!({"pattern": "x", "-i": true, "-C": 2, "output_mode": "count"})));
+        assert!(!v.is_valid(&json!({"pattern": "x", "output_mode": "lines"})));
+        let v = jsonschema::validator_for(&crate::tools::files::Read.input_schema()).unwrap();
+        assert!(v.is_valid(&json!({"file_path": "a", "offset": 3, "limit": 1})));
+        assert!(!v.is_valid(&json!({"file_path": "a", "offset": 0})));
+    }
+
+    #[test]
+    fn globs_split() {
+        assert_eq!(split_globs("*.ts, *.{js,jsx} !x"), vec!["*.ts", "*.{js,jsx}", "!x"]);
+        assert_eq!(split_globs("*.rs,*.toml"), vec!["*.rs", "*.toml"]);
+        assert!(mentions_hidden(".github/**") && mentions_hidden("**/.env"));
+        assert!(!mentions_hidden("./src/*.rs") && !mentions_hidden("**/*.rs"));
+    }
+
+    #[tokio::test]
+    async fn glob_matches_sorts_and_respects_ignores() {
+        let e = env();
+        e.write("a.rs", "");
+        e.write("src/b.rs", "");
+        e.write("src/deep/c.rs", "");
+        e.write("src/notes.md", "");
+        e.write(".hidden/h.rs", "");
+        e.write("target/t.rs", "");
+        e.write("src/gen/g.rs", "");
+        e.write("src/deep/gen/z.rs", "");
+        e.write(".gitignore", "target/\n");
+        e.write("src/.ignore", "gen/\n");
+        set_mtime(&e.root.join("a.rs"), 1000);
+        set_mtime(&e.root.join("src/b.rs"), 3000);
+        set_mtime(&e.root.join("src/deep/c.rs"), 2000);
+
+        let out = run(&Glob, &e, json!({"pattern": "**/*.rs"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/b.rs", "src/deep/c.rs", "a.rs"]));
+        assert_eq!(out.value["numFiles"], 3);
+        assert_eq!(out.value["truncated"], false);
+        assert_eq!(out.text, e.abss(&["src/b.rs", "src/deep/c.rs", "a.rs"]).join("\n"));
+
+        // `*` stays in one directory.
+        let out = run(&Glob, &e, json!({"pattern": "*.rs"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["a.rs"]));
+        let out = run(&Glob, &e, json!({"pattern": "*.rs", "path": "src"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/b.rs"]));
+        // Literal leading directories, absolute patterns, `./`.
+        let out = run(&Glob, &e, json!({"pattern": "src/**/*.{rs,md}"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/notes.md", "src/b.rs", "src/deep/c.rs"]));
+        let abs = format!("{}/src/*.rs", show(&e.root));
+        let out = run(&Glob, &e, json!({"pattern": abs})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/b.rs"]));
+        let out = run(&Glob, &e, json!({"pattern": "./src/deep/*"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/deep/c.rs"]));
+        // Ignored directories searched from inside still honour the parent's rules,
+        // hidden entries appear when named.
+        let out = run(&Glob, &e, json!({"pattern": "**/*.rs", "path": "src/deep"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/deep/c.rs"]));
+        let out = run(&Glob, &e, json!({"pattern": ".hidden/*.rs"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&[".hidden/h.rs"]));
+        let out = run(&Glob, &e, json!({"pattern": "*.rs", "path": "target"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["target/t.rs"]));
+
+        let out = run(&Glob, &e, json!({"pattern": "**/*.py"})).await.unwrap();
+        assert_eq!(out.text, "No files found");
+        assert_eq!(out.value, json!({"filenames": [], "numFiles": 0, "truncated": false}));
+        let out = run(&Glob, &e, json!({"pattern": "nope/**/*.rs"})).await.unwrap();
+        assert_eq!(out.value["numFiles"], 0);
+        let err = run(&Glob, &e, json!({"pattern": "src/[a"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::InvalidInput(_)), "{err:?}");
+        for p in ["/etc/*", "../*"] {
+            let err = run(&Glob, &e, json!({"pattern": p})).await.unwrap_err();
+            assert!(matches!(err, ToolError::PathEscape(_)), "{p}: {err:?}");
+        }
+        let err = run(&Glob, &e, json!({"pattern": "*", "path": "/tmp"})).await;
+        assert!(matches!(err, Err(ToolError::PathEscape(_))));
+    }
+
+    #[tokio::test]
+    async fn glob_caps_results_and_skips_symlinks() {
+        let e = env();
+        for i in 0..(GLOB_MAX_RESULTS + 20) {
+            let rel = format!("f{i:03}.txt");
+            e.write(&rel, "");
+            set_mtime(&e.root.join(&rel), 1000 + i as u64);
+        }
+        let out = run(&Glob, &e, json!({"pattern": "*.txt"})).await.unwrap();
+        assert_eq!(out.value["numFiles"], GLOB_MAX_RESULTS);
+        assert_eq!(out.value["truncated"], true);
+        let got = names(&out.value);
+        assert_eq!(got[0], e.abs(&format!("f{:03}.txt", GLOB_MAX_RESULTS + 19)));
+        assert_eq!(got[GLOB_MAX_RESULTS - 1], e.abs("f020.txt"));
+        assert!(out.text.contains("Showing the 100 most recently modified of 120"));
+
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.md"), "").unwrap();
+        std::os::unix::fs::symlink(outside.path(), e.root.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.md"), e.root.join("link.md")).unwrap();
+        let out = run(&Glob, &e, json!({"pattern": "**/*.md"})).await.unwrap();
+        assert_eq!(out.value["numFiles"], 0);
+        let err = run(&Glob, &e, json!({"pattern": "*.md", "path": "out"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::PathEscape(_)), "{err:?}");
+    }
+
+    fn grep_env() -> Env {
+        let e = env();
+        e.write("a.rs", "fn main() {\n    println!(\"Hello\");\n}\n");
+        e.write("src/lib.rs", "// hello world\npub fn hello() {}\nfn other() {}\n");
+        e.write("src/notes.md", "Hello notes\nsecond\nthird\nhello again\n");
+        e.write("bin.dat", "hello\0binary\n");
+        e.write("ignored/x.rs", "hello ignored\n");
+        e.write(".gitignore", "ignored/\n");
+        set_mtime(&e.root.join("a.rs"), 1000);
+        set_mtime(&e.root.join("src/lib.rs"), 3000);
+        set_mtime(&e.root.join("src/notes.md"), 2000);
+        e
+    }
+
+    #[tokio::test]
+    async fn grep_files_with_matches_and_count() {
+        let e = grep_env();
+        let out = run(&Grep, &e, json!({"pattern": "hello"})).await.unwrap();
+        assert_eq!(out.value["mode"], "files_with_matches");
+        assert_eq!(names(&out.value), e.abss(&["src/lib.rs", "src/notes.md"]));
+        assert_eq!(out.value["numFiles"], 2);
+        assert!(out.text.starts_with("Found 2 files\n"));
+
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/lib.rs", "src/notes.md", "a.rs"]));
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "head_limit": 1})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/lib.rs"]));
+        assert_eq!(out.value["truncated"], true);
+
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "count", "-i": true})).await.unwrap();
+        assert_eq!(
+            out.value,
+            json!({"mode": "count", "counts": [
+                {"file": e.abs("a.rs"), "count": 1},
+                {"file": e.abs("src/lib.rs"), "count": 2},
+                {"file": e.abs("src/notes.md"), "count": 2},
+            ], "numMatches": 5, "numFiles": 3, "truncated": false})
+        );
+        assert!(out.text.contains("Found 5 matching lines in 3 files."));
+
+        let out = run(&Grep, &e, json!({"pattern": "zzz"})).await.unwrap();
+        assert_eq!(out.text, "No files found");
+        assert_eq!(out.value["filenames"], json!([]));
+    }
+
+    #[tokio::test]
+    async fn grep_content_with_context_and_line_numbers() {
+        let e = grep_env();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "content", "path": "src"})).await.unwrap();
+        let lib = e.abs("src/lib.rs");
+        let notes = e.abs("src/notes.md");
+        let expected = format!("{lib}:1:// hello world\n{lib}:2:pub fn hello() {{}}\n{notes}:4:hello again");
+        assert_eq!(out.value, json!({"mode": "content", "content": expected, "numLines": 3, "truncated": false}));
+        assert_eq!(out.text, expected);
+
+        let out = run(
+            &Grep,
+            &e,
+            json!({"pattern": "^hello", "output_mode": "content", "path": "src/notes.md", "-i": true, "-n": false}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.value["content"], format!("{notes}:Hello notes\n{notes}:hello again"));
+
+        let out = run(
+            &Grep,
+            &e,
+            json!({"pattern": "notes|again", "output_mode": "content", "path": "src/notes.md", "-A": 1}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.value["content"], format!("{notes}:1:Hello notes\n{notes}-2-second\n--\n{notes}:4:hello again"));
+        let out = run(&Grep, &e, json!({"pattern": "third", "output_mode": "content", "path": "src", "-C": 1}))
+            .await
+            .unwrap();
+        assert_eq!(out.value["content"], format!("{notes}-2-second\n{notes}:3:third\n{notes}-4-hello again"));
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "content", "-i": true, "head_limit": 2}))
+            .await
+            .unwrap();
+        assert_eq!(out.value["numLines"], 2);
+        assert_eq!(out.value["truncated"], true);
+
+        // Multiline.
+        let out = run(&Grep, &e, json!({"pattern": "second\\nthird", "output_mode": "content", "path": "src"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(&out, ToolError::InvalidInput(m) if m.contains("multiline")), "{out:?}");
+        let out = run(
+            &Grep,
+            &e,
+            json!({"pattern": "second.third", "output_mode": "content", "path": "src", "multiline": true}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.value["content"], format!("{notes}:2:second\n{notes}:3:third"));
+    }
+
+    #[tokio::test]
+    async fn grep_filters_and_errors() {
+        let e = grep_env();
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "glob": "*.md"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/notes.md"]));
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "glob": "*.{md,toml}, a.*"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/notes.md", "a.rs"]));
+        let out = run(&Grep, &e, json!({"pattern": "hello", "-i": true, "type": "rust"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["src/lib.rs", "a.rs"]));
+        let err = run(&Grep, &e, json!({"pattern": "x", "type": "nosuchtype"})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("nosuchtype")), "{err:?}");
+        let err = run(&Grep, &e, json!({"pattern": "fn ("})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("invalid regex")), "{err:?}");
+        let err = run(&Grep, &e, json!({"pattern": "x", "output_mode": "lines"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::InvalidInput(_)));
+        let err = run(&Grep, &e, json!({"pattern": "x", "path": "missing"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)));
+        // The binary file and the ignored directory are skipped; explicit paths are searched.
+        let out = run(&Grep, &e, json!({"pattern": "binary|ignored"})).await.unwrap();
+        assert_eq!(out.value["numFiles"], 0);
+        let out = run(&Grep, &e, json!({"pattern": "hello", "path": "ignored"})).await.unwrap();
+        assert_eq!(names(&out.value), e.abss(&["ignored/x.rs"]));
+    }
+
+    #[tokio::test]
+    async fn grep_does_not_follow_symlinks_out() {
+        let e = grep_env();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "hello secret\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), e.root.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), e.root.join("s.txt")).unwrap();
+        let out = run(&Grep, &e, json!({"pattern": "secret", "output_mode": "content"})).await.unwrap();
+        assert_eq!(out.value["numLines"], 0, "{}", out.text);
+        for p in ["out", "s.txt", "out/secret.txt", "../", "/etc/passwd"] {
+            let err = run(&Grep, &e, json!({"pattern": "secret", "path": p})).await.unwrap_err();
+            assert!(matches!(err, ToolError::PathEscape(_)), "{p}: {err:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn grep_honours_cancellation() {
+        let e = grep_env();
+        e.ctx.cancel.cancel();
+        let err = run(&Grep, &e, json!({"pattern": "x"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::Cancelled(_)));
+        let err = run(&Glob, &e, json!({"pattern": "x"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::Cancelled(_)));
+    }
+}
