@@ -2,11 +2,12 @@
 //! events ([`log`]; the storage trait and its errors in [`store`], the hash
 //! chain every backend keeps in `chain`, the SQLite backend in `sqlite`),
 //! recording live sessions into it (`recorder`), and restoring a context
-//! from it ([`player`]).
+//! from it ([`player`]), and rendering a log for people ([`render`]).
 
 mod chain;
 pub mod log;
 pub mod player;
 pub(crate) mod recorder;
+pub mod render;
 mod sqlite;
 pub mod store;

@@ -1,0 +1,162 @@
+//! The `wrepl` command definitions and their dispatch: the clap [`Cli`] and
+//! [`Command`], the argument groups every subcommand shares ([`PolicyArgs`],
+//! [`StoreArgs`]) and the one [`builder`] that turns policy flags into a
+//! [`ReplBuilder`]. Each subcommand lives in its own module.
+
+mod eval;
+mod log;
+mod serve;
+mod types;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use wrepl::mcp::downstream::{Downstream, DownstreamConfig};
+use wrepl::replay::store::{default_store_path, SqliteStore};
+use wrepl::{EngineOptions, ProgressEvent, Repl, ReplBuilder, SandboxEngine, Settings};
+
+/// The command line.
+#[derive(Parser)]
+#[command(name = "wrepl", version, about = "A sealed JavaScript REPL for LLM agents (QuickJS in WebAssembly)")]
+pub(crate) struct Cli {
+    /// The subcommand to run.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate snippets in order, in ONE persistent context.
+    Eval(eval::EvalArgs),
+    /// Serve the REPL to MCP clients: stdio by default, streamable HTTP with --http.
+    #[command(after_help = "With --store, every connection's evaluations are recorded (HTTP clients pick a session \
+        to resume with /mcp?session=NAME); without it, only --session opens a store (the default one).")]
+    Serve(serve::ServeArgs),
+    /// Print a TypeScript declaration file (.d.ts) for the sandbox globals: the built-in API, one
+    /// function per tool (types from its JSON Schemas) and, with --session, the tools the session's
+    /// scripts registered.
+    Types(types::TypesArgs),
+    /// Inspect session logs.
+    Log {
+        /// What to do with the logs.
+        #[command(subcommand)]
+        command: log::LogCommand,
+    },
+}
+
+/// Run the parsed command; the exit status on success, an error (exit 2) when
+/// it could not run.
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Eval(args) => eval::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
+        Command::Types(args) => types::run(args).await,
+        Command::Log { command } => log::run(command),
+    }
+}
+
+/// Tools, workspace and permissions.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct PolicyArgs {
+    /// Grant a permission rule, e.g. `Write`, `Bash(git status:*)`, `Edit(./src/**)` (repeatable).
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+    /// Deny a permission rule (repeatable; deny beats allow).
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+    /// Settings file (JSON: permissions, hooks, isolation).
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+    /// Workspace root the file tools may touch (repeatable; default: the current directory).
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
+    /// Print inner-call progress events to stderr.
+    #[arg(long)]
+    progress: bool,
+    /// Downstream MCP servers (JSON `{"mcpServers": {...}}`) whose tools scripts may call as
+    /// `mcp__<server>__<tool>` (each must be granted, e.g. --allow mcp__srv__tool).
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
+}
+
+/// The session store.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct StoreArgs {
+    /// Session store file (default: $WREPL_STORE, else ~/.local/share/wrepl/sessions.sqlite3).
+    #[arg(long = "store", value_name = "FILE")]
+    path: Option<PathBuf>,
+}
+
+impl StoreArgs {
+    /// True when `--store` was given.
+    pub(crate) fn given(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// Open the store: `--store`, else the default path ($WREPL_STORE, else
+    /// the user's data directory); an error when there is neither.
+    pub(crate) fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
+        let path = self
+            .path
+            .clone()
+            .or_else(default_store_path)
+            .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))?;
+        Ok(Arc::new(SqliteStore::open(&path)?))
+    }
+}
+
+/// Connect the downstream MCP servers of `--mcp-config` (warnings to stderr).
+pub(crate) async fn downstream(p: &PolicyArgs) -> anyhow::Result<Option<Downstream>> {
+    let Some(path) = &p.mcp_config else { return Ok(None) };
+    let config = DownstreamConfig::load(path)?;
+    let d = Downstream::connect(config).await?;
+    for w in d.warnings() {
+        eprintln!("wrepl: {w}");
+    }
+    Ok(Some(d))
+}
+
+/// The REPL template of the policy flags: roots, settings, rules, progress
+/// printing and the downstream servers' tools.
+pub(crate) fn builder(
+    p: &PolicyArgs,
+    mcp: &Option<Downstream>,
+    engine: Arc<SandboxEngine>,
+) -> anyhow::Result<ReplBuilder> {
+    let settings = match &p.settings {
+        Some(f) => Settings::load(f)?,
+        None => Settings::default(),
+    };
+    let roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
+    let mut b = Repl::builder()
+        .engine(engine)
+        .roots(roots)
+        .settings(settings)
+        .allow(p.allow.iter().cloned())
+        .deny(p.deny.iter().cloned())
+        .session_id(format!("cli-{}", std::process::id()));
+    if let Some(d) = mcp {
+        b = b.tools(d.tools());
+    }
+    if p.progress {
+        b = b.events(Arc::new(|e: &ProgressEvent| {
+            eprintln!(
+                "[progress] {} {} {:?} {:.1}ms{}",
+                e.tool_use_id,
+                e.tool,
+                e.phase,
+                e.elapsed_ms,
+                e.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+            );
+        }));
+    }
+    Ok(b)
+}
+
+/// A sandbox engine with the default options, fuel metering on or off.
+pub(crate) fn default_engine(fuel: bool) -> anyhow::Result<Arc<SandboxEngine>> {
+    Ok(Arc::new(SandboxEngine::new(EngineOptions { fuel, ..EngineOptions::default() })?))
+}
