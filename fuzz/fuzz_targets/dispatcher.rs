@@ -1,9 +1,12 @@
-//! The inner-call pipeline (`Dispatcher::dispatch`) with the built-in tools
-//! over a temporary workspace and deny-by-default permissions (no rules, no
+//! The inner-call pipeline (`Dispatcher::call_once` on the dispatcher
+//! `Repl::builder().dispatcher()` wires) with the built-in tools over a
+//! temporary workspace and deny-by-default permissions (no rules, no
 //! approver, no hooks): arbitrary tool names and bounded arbitrary JSON
 //! inputs. Invariants:
 //! - never panics; every call ends (the watchdog bounds tool time);
-//! - a name that is not a built-in tool fails with `unknown-tool`;
+//! - a name that is not a built-in tool (`BUILTIN`: the file, shell and
+//!   sampling tools and `chdir`) fails with `unknown-tool`, and a built-in
+//!   tool's call never does;
 //! - tools with side effects (`Write`, `Edit`, `Bash`) never succeed: with no
 //!   allow rule they must be denied (or refused earlier) — and `Sample`
 //!   fails without a sampler;
@@ -22,12 +25,10 @@ use std::sync::{Arc, OnceLock};
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use wrepl::pipeline::dispatcher::{Dispatcher, PipelineConfig};
-use wrepl::pipeline::settings::Settings;
-use wrepl::tools::{builtin_tools, Workspace};
+use wrepl::{Dispatcher, FailureKind, Repl};
 use wrepl_fuzz::{arb_json, arb_string, runtime, JsonShape};
 
-const BUILTIN: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep", "Sample"];
+const BUILTIN: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep", "Sample", "chdir"];
 const SIDE_EFFECTS: &[&str] = &["Write", "Edit", "Bash"];
 const NAMES: &[&str] = &[
     "Read",
@@ -152,17 +153,7 @@ fn world() -> &'static World {
         std::fs::write(root.join("sub/dir/b.md"), "# title\ncontent\n").expect("write");
         std::os::unix::fs::symlink(&outside, root.join("escape")).expect("symlink");
         std::os::unix::fs::symlink(outside.join("canary.txt"), root.join("canary_link")).expect("symlink");
-        let workspace = Arc::new(Workspace::new([&root]).expect("workspace"));
-        let config = PipelineConfig {
-            settings: Settings::default(),
-            allow: Vec::new(),
-            deny: Vec::new(),
-            workspace,
-            approver: None,
-            events: None,
-            session_id: "fuzz".into(),
-        };
-        let dispatcher = Arc::new(Dispatcher::new(config, builtin_tools()).expect("dispatcher"));
+        let dispatcher = Repl::builder().roots([&root]).session_id("fuzz").dispatcher().expect("dispatcher");
         let snapshot = (snapshot(&root), snapshot(&outside));
         let snap = snapshot.0.into_iter().chain(snapshot.1.into_iter().map(|(k, v)| (Path::new("OUT").join(k), v)));
         World { dispatcher, root, outside, canary, snapshot: snap.collect(), _dirs: (base, outside_dir) }
@@ -205,16 +196,13 @@ fuzz_target!(|call: Call| {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let w = world();
     let input_text = call.input.to_string();
-    let d = w.dispatcher.clone();
-    d.begin_eval();
-    let result = runtime().block_on(d.clone().dispatch(call.name.clone(), call.input));
-    let calls = d.finish_eval();
+    let (result, calls) = runtime().block_on(w.dispatcher.call_once(&call.name, call.input));
     assert_eq!(calls.records.len(), 1, "one record per call");
     assert_eq!(calls.records[0].ok, result.is_ok(), "record and result disagree");
     let builtin = BUILTIN.contains(&call.name.as_str());
     match &result {
-        Err(f) if !builtin => assert_eq!(f.kind, "unknown-tool", "{}: {f:?}", call.name),
-        Err(f) => assert_ne!(f.kind, "unknown-tool", "{}: {f:?}", call.name),
+        Err(f) if !builtin => assert_eq!(f.kind, FailureKind::UnknownTool, "{}: {f:?}", call.name),
+        Err(f) => assert_ne!(f.kind, FailureKind::UnknownTool, "{}: {f:?}", call.name),
         Ok(out) => {
             if !builtin || SIDE_EFFECTS.contains(&call.name.as_str()) || call.name == "Sample" {
                 unchanged(w);

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use wrepl::repl::{EvalOptions, Repl, ReplOptions, SessionConfig, Verdict};
 use wrepl::replay::store::SqliteStore;
-use wrepl_fuzz::{engine, runtime, FuzzTools};
+use wrepl::{EvalOptions, Repl, Verdict};
+use wrepl_fuzz::{runtime, FuzzTools};
 
 #[derive(Debug, Arbitrary)]
 enum Stmt {
@@ -76,12 +76,9 @@ struct Session {
 
 const STATE: &str = "JSON.stringify(globalThis.L ?? null)";
 
-async fn repl(tools: Arc<FuzzTools>, store: Arc<SqliteStore>) -> Repl {
-    let mut options = ReplOptions::default();
-    options.sandbox.handler = tools;
-    options.sandbox.tools = FuzzTools::bindings();
-    options.session = Some(SessionConfig { name: "s".into(), store, boundary: "main".into() });
-    Repl::with_engine(engine(), options).await.expect("repl")
+/// A REPL with the fuzzing tools, recording into (and resuming) session `s`.
+async fn repl(tools: &FuzzTools, store: Arc<SqliteStore>) -> Repl {
+    tools.builder().session(store, "s").build().await.expect("repl")
 }
 
 fuzz_target!(|session: Session| {
@@ -109,8 +106,8 @@ fuzz_target!(|session: Session| {
         .collect();
     runtime().block_on(async {
         let store = Arc::new(SqliteStore::in_memory().expect("store"));
-        let tools = Arc::new(FuzzTools::default());
-        let mut recording = repl(tools.clone(), store.clone()).await;
+        let tools = FuzzTools::default();
+        let mut recording = repl(&tools, store.clone()).await;
         let opts = || EvalOptions { timeout: Some(Duration::from_secs(10)), ..Default::default() };
         let mut expected = Vec::new();
         for code in blocks.iter().map(String::as_str).chain([STATE]) {
@@ -127,7 +124,7 @@ fuzz_target!(|session: Session| {
         drop(recording);
 
         let calls_before = tools.started();
-        let mut resumed = repl(tools.clone(), store.clone()).await;
+        let mut resumed = repl(&tools, store.clone()).await;
         assert_eq!(tools.started(), calls_before, "resuming ran a tool again");
         let report = resumed.restore_report().expect("restore report").clone();
         let verdicts: Vec<Verdict> = report.blocks.iter().map(|b| b.verdict).collect();

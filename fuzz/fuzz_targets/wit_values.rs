@@ -7,8 +7,13 @@
 //! - never panics; every evaluation returns, without a timeout and without
 //!   losing the context (no trap, no reset);
 //! - values survive the trip: a tool that echoes its input gives back the
-//!   same JSON, a failing tool's message arrives verbatim, console text
-//!   arrives verbatim on the right stream, clock and random values are sane;
+//!   same JSON (every call passes the pipeline, whose inputs are JSON
+//!   objects, so each value travels as `echo({v})` and `.v` is compared;
+//!   object key order aside, as the host's JSON objects are sorted maps),
+//!   a failing tool's message arrives verbatim, console text arrives
+//!   verbatim on the right stream, clock and random values are sane;
+//! - a value holding a lone UTF-16 surrogate (not valid JSON for the host)
+//!   is refused with `invalid-input`, never echoed altered;
 //! - `registerTool` accepts exactly the names the host allows, and the
 //!   host's registry only ever holds valid entries (≤ 100 tools);
 //! - the context stays usable: `1+1` is 2 afterwards.
@@ -21,9 +26,8 @@ use std::time::Duration;
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
-use wrepl::repl::{EvalOptions, Repl, ReplOptions};
-use wrepl::runtime::MAX_REGISTERED_TOOLS;
-use wrepl_fuzz::{arb_json, arb_string, engine, js_str, runtime, FuzzTools, JsonShape};
+use wrepl::{EvalOptions, Repl, MAX_REGISTERED_TOOLS};
+use wrepl_fuzz::{arb_json, arb_string, js_str, runtime, FuzzTools, JsonShape};
 
 const WORDS: &[&str] = &[
     "type",
@@ -56,11 +60,11 @@ const WORDS: &[&str] = &[
 /// One action across the boundary.
 #[derive(Debug)]
 enum Op {
-    /// `echo(JSON.parse(text))`, or the text itself when it is not JSON.
+    /// `echo({v: JSON.parse(text)})`, or the text itself when it is not JSON.
     Echo(String),
-    /// `echo(value)` with a generated JSON value.
+    /// `echo({v: value})` with a generated JSON value.
     EchoValue(serde_json::Value),
-    /// `fail(...)`: the message comes back as the error.
+    /// `fail({m: text})`: the text comes back as the error message.
     Fail(String),
     /// `registerTool(name, description, JSON.parse(schema) or {...}, handler, {displayName})`.
     Register {
@@ -122,27 +126,61 @@ fn valid_name(n: &str) -> bool {
     (1..=111).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// The start of every generated script:
+/// - `bad` collects problems, `registered` the names `registerTool` took;
+/// - `same` compares JSON values with object keys sorted (the host's JSON
+///   objects are sorted maps, so key order does not survive a call);
+/// - `lone` tells whether a value holds a lone UTF-16 surrogate anywhere (in
+///   a string or a key): the guest's JSON text then has a `\udXXX` escape the
+///   host's JSON parser refuses;
+/// - `echoCheck(v, what, i)` sends `{v}` through `echo` and checks that `.v`
+///   comes back the same, or that a value with a lone surrogate is refused
+///   with `invalid-input`.
+const PRELUDE: &str = r#"const bad = [], registered = [];
+const canon = (x) => JSON.stringify(x, (_, v) =>
+  v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v);
+const same = (a, b) => canon(a) === canon(b);
+const loneIn = (s) => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) { i++; continue; }
+      return true;
+    }
+    if (c >= 0xdc00 && c <= 0xdfff) return true;
+  }
+  return false;
+};
+const lone = (x) => typeof x === 'string' ? loneIn(x)
+  : x !== null && typeof x === 'object' ? Object.keys(x).some((k) => loneIn(k) || lone(x[k])) : false;
+const echoCheck = async (v, what, i) => {
+  if (lone(v)) {
+    try { await echo({v}); bad.push([what + ': a lone surrogate was accepted', i]) }
+    catch (e) { if (e.kind !== 'invalid-input') bad.push([what + ': a lone surrogate', i, e.kind, e.message]) }
+    return;
+  }
+  const r = (await echo({v})).v;
+  if (!same(r, v)) bad.push([what, i, r, v]);
+};
+"#;
+
 /// The generated script: each op in its own try/catch; problems are pushed to
 /// `bad`, console texts that must arrive are returned as `logs`.
 fn script(ops: &[Op]) -> (String, Vec<(bool, String)>) {
-    let mut js = String::from(
-        "const bad = [], registered = [];\nconst same = (a, b) => JSON.stringify(a) === JSON.stringify(b);\n",
-    );
+    let mut js = String::from(PRELUDE);
     let mut logs = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let body = match op {
             Op::Echo(text) => format!(
                 "let v; try {{ v = JSON.parse({t}) }} catch (_) {{ v = {t} }}\n\
-                 const r = await echo(v);\n\
-                 if (!same(r, v)) bad.push(['echo', {i}, r, v]);",
+                 await echoCheck(v, 'echo', {i});",
                 t = js_str(text)
             ),
-            Op::EchoValue(v) => format!(
-                "const v = {v};\nconst r = await echo(v);\nif (!same(r, v)) bad.push(['echo value', {i}, r, v]);"
-            ),
+            Op::EchoValue(v) => format!("const v = {v};\nawait echoCheck(v, 'echo value', {i});"),
             Op::Fail(text) => format!(
-                "try {{ await fail({t}); bad.push(['fail resolved', {i}]) }}\n\
-                 catch (e) {{ if (e.kind !== 'failed' || e.message !== JSON.stringify({t})) bad.push(['fail', {i}, e.kind, e.message]) }}",
+                "try {{ await fail({{m: {t}}}); bad.push(['fail resolved', {i}]) }}\n\
+                 catch (e) {{ if (e.kind !== 'failed' || e.message !== {t}) bad.push(['fail', {i}, e.kind, e.message]) }}",
                 t = js_str(text)
             ),
             Op::Register { name, description, schema, display } => format!(
@@ -193,10 +231,7 @@ fn script(ops: &[Op]) -> (String, Vec<(bool, String)>) {
 fn repl() -> &'static Mutex<Repl> {
     static REPL: OnceLock<Mutex<Repl>> = OnceLock::new();
     REPL.get_or_init(|| {
-        let mut options = ReplOptions::default();
-        options.sandbox.handler = std::sync::Arc::new(FuzzTools::default());
-        options.sandbox.tools = FuzzTools::bindings();
-        let repl = runtime().block_on(Repl::with_engine(engine(), options)).expect("repl");
+        let repl = runtime().block_on(FuzzTools::default().builder().build()).expect("repl");
         Mutex::new(repl)
     })
 }

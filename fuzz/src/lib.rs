@@ -1,6 +1,7 @@
 //! Helpers shared by the wrepl fuzz targets: one tokio runtime and one
 //! wasmtime engine per fuzzing process, a bounded `arbitrary` JSON value
-//! generator, and deterministic test tools for sandboxes.
+//! generator, and deterministic test [`Tool`]s (`echo`, `fail`, `count`)
+//! wired into a REPL through [`Repl::builder`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use arbitrary::{Result, Unstructured};
 use serde_json::{Map, Number, Value};
-use wrepl::runtime::{CallFailure, CallFuture, CallHandler, EngineOptions, SandboxEngine, ToolBinding};
+use wrepl::{EngineOptions, Repl, ReplBuilder, SandboxEngine, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 /// The process's tokio runtime (current-thread: the fuzzer is single-threaded).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
@@ -100,17 +101,22 @@ fn value(u: &mut Unstructured<'_>, shape: &JsonShape<'_>, depth: u32, nodes: &mu
     })
 }
 
-/// Deterministic tools for sandboxes:
-/// - `echo` answers with its input (on the next poll);
-/// - `fail` fails with kind `failed` and its input text as the message;
+/// Deterministic test tools for sandboxes: ordinary [`Tool`]s, so every call
+/// of them passes wrepl's pipeline (the input must be a JSON object; they are
+/// read-only, so allowed without any rule):
+/// - `echo` answers with its input object (on the next poll);
+/// - `fail` fails with kind `failed`; the message is the input's `m` when it
+///   is a string, the input's JSON text otherwise;
 /// - `count` answers `{"n": <calls so far>, "input": <input>}`: a side effect
 ///   that replay must never repeat.
-#[derive(Debug, Default)]
+///
+/// All three share one counter of started calls ([`FuzzTools::started`]).
+#[derive(Debug, Default, Clone)]
 pub struct FuzzTools {
-    started: AtomicU64,
+    started: Arc<AtomicU64>,
 }
 
-/// The globals [`FuzzTools`] is installed under.
+/// The globals [`FuzzTools`] is installed under (their tool names).
 pub const FUZZ_TOOLS: &[&str] = &["echo", "fail", "count"];
 
 impl FuzzTools {
@@ -119,32 +125,112 @@ impl FuzzTools {
         self.started.load(Ordering::SeqCst)
     }
 
-    /// The bindings that install every tool under its own name.
-    pub fn bindings() -> Vec<ToolBinding> {
-        FUZZ_TOOLS.iter().map(|n| ToolBinding { name: n.to_string(), global: n.to_string() }).collect()
+    /// The three tools, sharing this set's call counter.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(Echo { started: self.started.clone() }),
+            Arc::new(Fail { started: self.started.clone() }),
+            Arc::new(Count { started: self.started.clone() }),
+        ]
+    }
+
+    /// A REPL template on the process's [`engine`] with only these tools (and
+    /// the always-present `chdir`), rooted at the system temporary directory.
+    pub fn builder(&self) -> ReplBuilder {
+        Repl::builder().engine(engine()).roots([std::env::temp_dir()]).without_builtin_tools().tools(self.tools())
     }
 }
 
-impl CallHandler for FuzzTools {
-    fn start(&self, tool: &str, input: &str) -> std::result::Result<CallFuture, CallFailure> {
+/// The input schema of every fuzzing tool: any JSON object.
+fn any_object() -> Value {
+    serde_json::json!({"type": "object"})
+}
+
+/// `echo`: answers with its input.
+#[derive(Debug)]
+struct Echo {
+    started: Arc<AtomicU64>,
+}
+
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+    fn description(&self) -> &str {
+        "Answers with its input object (fuzzing)."
+    }
+    fn input_schema(&self) -> Value {
+        any_object()
+    }
+    fn read_only(&self, _input: &Value) -> bool {
+        true
+    }
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            let text = input.to_string();
+            Ok(ToolOutput::new(input, text))
+        })
+    }
+}
+
+/// `fail`: always fails with kind `failed`.
+#[derive(Debug)]
+struct Fail {
+    started: Arc<AtomicU64>,
+}
+
+impl Tool for Fail {
+    fn name(&self) -> &str {
+        "fail"
+    }
+    fn description(&self) -> &str {
+        "Fails with the input's `m` (or its JSON text) as the message (fuzzing)."
+    }
+    fn input_schema(&self) -> Value {
+        any_object()
+    }
+    fn read_only(&self, _input: &Value) -> bool {
+        true
+    }
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let message = match input.get("m") {
+            Some(Value::String(m)) => m.clone(),
+            _ => input.to_string(),
+        };
+        Box::pin(async move { Err(ToolError::Failed(message)) })
+    }
+}
+
+/// `count`: answers with the number of calls started so far.
+#[derive(Debug)]
+struct Count {
+    started: Arc<AtomicU64>,
+}
+
+impl Tool for Count {
+    fn name(&self) -> &str {
+        "count"
+    }
+    fn description(&self) -> &str {
+        "Answers {n: calls so far, input} (fuzzing; a side effect replay must not repeat)."
+    }
+    fn input_schema(&self) -> Value {
+        any_object()
+    }
+    fn read_only(&self, _input: &Value) -> bool {
+        true
+    }
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
         let n = self.started.fetch_add(1, Ordering::SeqCst) + 1;
-        let input = input.to_string();
-        match tool {
-            "echo" => Ok(Box::pin(async move {
-                tokio::task::yield_now().await;
-                Ok(input)
-            })),
-            "fail" => Ok(Box::pin(async move { Err(CallFailure::new("failed", input)) })),
-            "count" => {
-                let parsed: Value =
-                    serde_json::from_str(&input).map_err(|e| CallFailure::new("invalid-input", e.to_string()))?;
-                Ok(Box::pin(async move {
-                    tokio::time::sleep(Duration::from_micros(50)).await;
-                    Ok(serde_json::json!({ "n": n, "input": parsed }).to_string())
-                }))
-            }
-            other => Err(CallFailure::new("unknown-tool", format!("no tool named {other:?}"))),
-        }
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_micros(50)).await;
+            let value = serde_json::json!({ "n": n, "input": input });
+            let text = value.to_string();
+            Ok(ToolOutput::new(value, text))
+        })
     }
 }
 

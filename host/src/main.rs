@@ -20,8 +20,22 @@ fn main() -> ExitCode {
     match rt.block_on(cli::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("wrepl: {e:#}");
+            eprintln!("wrepl: {}", report(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: a cause whose text
+/// an outer message already includes is not repeated.
+fn report(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
 }

@@ -186,3 +186,22 @@ fn mcp_config_offers_downstream_tools_deny_by_default() {
     let o = wrepl(&["types", "--mcp-config", cfg]);
     assert!(stdout(&o).contains("mcp__everything__echo"), "{}", stderr(&o));
 }
+
+#[test]
+fn an_invalid_settings_file_states_its_reason_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.json");
+    for (json, reason) in [
+        (r#"{"permissions": {"allow": ["Bash(git"]}}"#, "unbalanced parentheses"),
+        (r#"{"permissions": {"allow": [1]}}"#, "invalid type: integer `1`"),
+    ] {
+        std::fs::write(&file, json).unwrap();
+        let o = wrepl(&["eval", "--settings", file.to_str().unwrap(), "-e", "1"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(stderr(&o).matches(reason).count(), 1, "{}", stderr(&o));
+    }
+    // a bad rule on the command line, too
+    let o = wrepl(&["eval", "--allow", "Bash(git", "-e", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("unbalanced parentheses").count(), 1, "{}", stderr(&o));
+}

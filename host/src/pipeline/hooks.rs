@@ -61,7 +61,7 @@ use serde_json::{json, Map, Value};
 use tokio::io::AsyncWriteExt;
 
 use super::permissions::Decision;
-use super::settings::{HookCommand, HookSettings, OnTimeout, SettingsError};
+use super::settings::{HookCommand, HookMatcher, HookSettings, OnTimeout, SettingsError, MAX_HOOK_TIMEOUT_SECS};
 use crate::process::{read_capped, Captured, EnvPolicy, ProcessGroup};
 
 /// Most bytes of stdout and of stderr kept per hook.
@@ -166,13 +166,13 @@ pub struct HookRunner {
 impl HookRunner {
     /// Validate the settings and compile the matchers.
     pub fn new(settings: HookSettings) -> Result<Self, SettingsError> {
-        settings.validate()?;
-        let compile = |groups: Vec<super::settings::HookMatcher>| {
+        Self::validate(&settings)?;
+        let compile = |groups: Vec<HookMatcher>| {
             groups
                 .into_iter()
                 .map(|g| {
                     // Cannot fail after `validate`, but never panic.
-                    let matcher = g.compile().map_err(|e| SettingsError::Invalid {
+                    let matcher = compile_matcher(g.matcher.as_deref()).map_err(|e| SettingsError::Invalid {
                         field: "hooks.matcher".into(),
                         message: e.to_string(),
                     })?;
@@ -185,6 +185,17 @@ impl HookRunner {
             post_tool_use: compile(settings.post_tool_use)?,
             post_tool_use_failure: compile(settings.post_tool_use_failure)?,
         })
+    }
+
+    /// Check matchers, commands and timeouts without building a runner.
+    /// An error names the field, e.g. `hooks.PreToolUse[0].hooks[1].timeout`.
+    pub fn validate(settings: &HookSettings) -> Result<(), SettingsError> {
+        for event in HookEvent::ALL {
+            for (i, group) in configured(settings, event).iter().enumerate() {
+                validate_group(group, &format!("hooks.{}[{i}]", event.as_str()))?;
+            }
+        }
+        Ok(())
     }
 
     fn groups(&self, event: HookEvent) -> &[Group] {
@@ -265,6 +276,46 @@ impl HookRunner {
         let stdin = serde_json::to_vec(&payload).unwrap_or_else(|_| b"{}".to_vec());
         let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, ctx.cwd))).await;
         hooks.into_iter().zip(runs).map(|(hook, run)| interpret(event, hook, run)).collect()
+    }
+}
+
+/// The matcher groups configured for one event.
+fn configured(settings: &HookSettings, event: HookEvent) -> &[HookMatcher] {
+    match event {
+        HookEvent::PreToolUse => &settings.pre_tool_use,
+        HookEvent::PostToolUse => &settings.post_tool_use,
+        HookEvent::PostToolUseFailure => &settings.post_tool_use_failure,
+    }
+}
+
+fn validate_group(group: &HookMatcher, field: &str) -> Result<(), SettingsError> {
+    compile_matcher(group.matcher.as_deref())
+        .map_err(|e| SettingsError::invalid(format!("{field}.matcher"), format!("invalid regex: {e}")))?;
+    for (j, hook) in group.hooks.iter().enumerate() {
+        validate_hook(hook, &format!("{field}.hooks[{j}]"))?;
+    }
+    Ok(())
+}
+
+fn validate_hook(hook: &HookCommand, field: &str) -> Result<(), SettingsError> {
+    if hook.command.trim().is_empty() {
+        return Err(SettingsError::invalid(format!("{field}.command"), "must not be empty"));
+    }
+    if !(hook.timeout.is_finite() && hook.timeout > 0.0 && hook.timeout <= MAX_HOOK_TIMEOUT_SECS) {
+        return Err(SettingsError::invalid(
+            format!("{field}.timeout"),
+            format!("must be greater than 0 and at most {MAX_HOOK_TIMEOUT_SECS} seconds, got {}", hook.timeout),
+        ));
+    }
+    Ok(())
+}
+
+/// Compile a hook matcher into an anchored regex; `None` means "all tools"
+/// (absent, `""` or `"*"`).
+fn compile_matcher(matcher: Option<&str>) -> Result<Option<Regex>, regex::Error> {
+    match matcher.map(str::trim) {
+        None | Some("") | Some("*") => Ok(None),
+        Some(pattern) => Regex::new(&format!("^(?:{pattern})$")).map(Some),
     }
 }
 
@@ -541,7 +592,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::pipeline::settings::{HookMatcher, HookType};
+    use crate::pipeline::settings::HookType;
 
     fn hook(command: &str) -> HookCommand {
         HookCommand::new(command)
@@ -887,5 +938,17 @@ mod tests {
         })
         .is_err());
         assert_eq!(hook("x").kind, HookType::Command);
+    }
+
+    #[test]
+    fn matcher_semantics() {
+        assert!(compile_matcher(None).unwrap().is_none());
+        assert!(compile_matcher(Some("")).unwrap().is_none());
+        assert!(compile_matcher(Some("*")).unwrap().is_none());
+        let re = compile_matcher(Some("Bash|Write")).unwrap().unwrap();
+        assert!(re.is_match("Bash") && re.is_match("Write"));
+        assert!(!re.is_match("BashX") && !re.is_match("XWrite"));
+        let re = compile_matcher(Some("mcp__srv__.*")).unwrap().unwrap();
+        assert!(re.is_match("mcp__srv__a") && !re.is_match("mcp__other__a"));
     }
 }

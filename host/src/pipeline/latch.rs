@@ -1,8 +1,11 @@
 //! The isolation latch: when enabled, a session that touched web-content
-//! tools may not then touch connector tools, and vice versa.
+//! tools may not then touch connector tools, and vice versa. It owns the
+//! meaning of the `isolation` settings: their tool-name patterns are parsed
+//! (and so validated) here.
 
 use std::sync::Mutex;
 
+use super::permissions::ToolPattern;
 use super::settings::{IsolationSettings, SettingsError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,24 +23,49 @@ impl Side {
     }
 }
 
+/// The parsed `isolation` settings.
+#[derive(Debug, Clone)]
+struct Classes {
+    enabled: bool,
+    web: Vec<ToolPattern>,
+    connectors: Vec<ToolPattern>,
+}
+
 /// Latch state of one session.
 #[derive(Debug)]
 pub struct IsolationLatch {
-    settings: IsolationSettings,
+    classes: Classes,
     latched: Mutex<Option<(Side, String)>>,
 }
 
 impl IsolationLatch {
     /// Build from settings (tool-name patterns, validated here).
     pub fn new(s: &IsolationSettings) -> Result<Self, SettingsError> {
-        s.validate()?;
-        Ok(Self { settings: s.clone(), latched: Mutex::new(None) })
+        let classes =
+            Classes { enabled: s.enabled, web: parse(&s.web, "web")?, connectors: parse(&s.connectors, "connectors")? };
+        Ok(Self { classes, latched: Mutex::new(None) })
+    }
+
+    /// Check every pattern of the settings without building a latch. An
+    /// error names the pattern's field, e.g. `isolation.web[0]`.
+    pub fn validate(s: &IsolationSettings) -> Result<(), SettingsError> {
+        Self::new(s).map(drop)
+    }
+
+    /// True when `tool` matches a `web` pattern.
+    fn is_web(&self, tool: &str) -> bool {
+        self.classes.web.iter().any(|p| p.matches(tool))
+    }
+
+    /// True when `tool` matches a `connectors` pattern.
+    fn is_connector(&self, tool: &str) -> bool {
+        self.classes.connectors.iter().any(|p| p.matches(tool))
     }
 
     fn side(&self, tool: &str) -> Option<Side> {
-        if self.settings.is_web(tool) {
+        if self.is_web(tool) {
             Some(Side::Web)
-        } else if self.settings.is_connector(tool) {
+        } else if self.is_connector(tool) {
             Some(Side::Connector)
         } else {
             None
@@ -46,12 +74,12 @@ impl IsolationLatch {
 
     /// The same settings, nothing latched yet.
     pub fn fresh(&self) -> Self {
-        Self { settings: self.settings.clone(), latched: Mutex::new(None) }
+        Self { classes: self.classes.clone(), latched: Mutex::new(None) }
     }
 
     /// Refuse a conflicting call, else latch its side, atomically.
     pub fn check_and_latch(&self, tool: &str) -> Result<(), String> {
-        if !self.settings.enabled {
+        if !self.classes.enabled {
             return Ok(());
         }
         let Some(side) = self.side(tool) else { return Ok(()) };
@@ -71,9 +99,41 @@ impl IsolationLatch {
     }
 }
 
+/// Parse the patterns of `isolation.<list>`.
+fn parse(patterns: &[String], list: &str) -> Result<Vec<ToolPattern>, SettingsError> {
+    patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            ToolPattern::parse(p).map_err(|reason| SettingsError::InvalidRule {
+                field: format!("isolation.{list}[{i}]"),
+                rule: p.clone(),
+                reason,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::settings::Settings;
+
+    #[test]
+    fn classes_from_settings() {
+        let s = Settings::from_json(
+            r#"{"isolation": { "enabled": true, "web": ["mcp__fetch__*"], "connectors": ["mcp__gmail"] }}"#,
+        )
+        .unwrap();
+        let l = IsolationLatch::new(&s.isolation).unwrap();
+        assert!(l.is_web("mcp__fetch__get"));
+        assert!(!l.is_web("mcp__fetcher__get"));
+        assert!(l.is_connector("mcp__gmail__send"));
+        assert!(!l.is_connector("Bash"));
+        let e = IsolationLatch::new(&IsolationSettings { connectors: vec!["ok".into(), "x*".into()], ..s.isolation })
+            .unwrap_err();
+        assert!(e.to_string().starts_with("isolation.connectors[1]: invalid rule \"x*\""), "{e}");
+    }
 
     #[test]
     fn latches_one_side() {

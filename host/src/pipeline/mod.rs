@@ -10,3 +10,21 @@ pub mod permissions;
 mod records;
 pub mod settings;
 mod stages;
+
+use hooks::HookRunner;
+use latch::IsolationLatch;
+use permissions::PermissionRules;
+use settings::{Settings, SettingsError};
+
+/// Check everything in `settings` that can be checked without running
+/// anything, each part by the module that gives it meaning: permission rules
+/// are parsed ([`PermissionRules::from_settings`]), hook matchers compiled
+/// and timeouts range-checked ([`HookRunner::validate`]), isolation patterns
+/// parsed ([`IsolationLatch::validate`]). The first error wins and names its
+/// field. [`Settings::load`] and [`Settings::from_json`] call this, so the
+/// settings module itself stays plain data.
+pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
+    PermissionRules::from_settings(&settings.permissions)?;
+    HookRunner::validate(&settings.hooks)?;
+    IsolationLatch::validate(&settings.isolation)
+}

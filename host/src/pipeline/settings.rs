@@ -19,7 +19,7 @@
 //! misspelt `"deny"` must not silently become no rule at all). The defaults
 //! are fail-closed:
 //!
-//! - no permission rules: [`PermissionRules::evaluate`] matches nothing and the
+//! - no permission rules: `PermissionRules::evaluate` matches nothing and the
 //!   caller applies its own default (ask or deny, never allow);
 //! - no hooks; a hook's `timeout` defaults to [`DEFAULT_HOOK_TIMEOUT_SECS`]
 //!   and an expired hook denies the call (`"onTimeout": "deny"`);
@@ -30,16 +30,17 @@
 //! validation error names the offending field, e.g.
 //! `hooks.PreToolUse[0].hooks[1].timeout: must be greater than 0 and at most 600 seconds`.
 //!
-//! [`PermissionRules::evaluate`]: super::permissions::PermissionRules::evaluate
+//! This module is plain data: the types, their serde shape and defaults. The
+//! checks belong to the modules that give the data meaning (rule parsing to
+//! `permissions`, matchers and timeouts to `hooks`, isolation patterns to
+//! `latch`); [`Settings::load`] and [`Settings::from_json`] run them all
+//! through [`validate_settings`](super::validate_settings).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use regex::Regex;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
-
-use super::permissions::{PermissionRules, ToolPattern};
 
 /// Default hook timeout in seconds.
 pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
@@ -48,10 +49,16 @@ pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
 pub const MAX_HOOK_TIMEOUT_SECS: f64 = 600.0;
 
 /// Why settings could not be loaded or a rule could not be accepted.
-#[derive(Debug, thiserror::Error)]
+///
+/// Each message already contains the message of its cause (`{}` of a
+/// [`SettingsError::File`] reads `settings.json: permissions.allow[0]: …`),
+/// so [`source`](std::error::Error::source) continues with the cause's OWN
+/// cause instead of the cause itself: a chain printer (`{:#}` of
+/// `anyhow::Error`) then shows every reason once, not once per level. The
+/// causes themselves stay in the variants' `source` fields.
+#[derive(Debug)]
 pub enum SettingsError {
     /// The settings file could not be read.
-    #[error("cannot read settings file {}: {source}", .path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -59,7 +66,6 @@ pub enum SettingsError {
         source: std::io::Error,
     },
     /// An error in a settings file (wraps the actual error with the file name).
-    #[error("{}: {source}", .path.display())]
     File {
         /// The file.
         path: PathBuf,
@@ -68,10 +74,8 @@ pub enum SettingsError {
     },
     /// The JSON is malformed or does not have the expected shape (unknown
     /// key, wrong type, missing `hooks` list, ...).
-    #[error("invalid settings: {0}")]
-    Parse(#[from] serde_json::Error),
+    Parse(serde_json::Error),
     /// A field has an unacceptable value.
-    #[error("{field}: {message}")]
     Invalid {
         /// Path of the field, e.g. `hooks.PreToolUse[0].matcher`.
         field: String,
@@ -79,7 +83,6 @@ pub enum SettingsError {
         message: String,
     },
     /// A permission rule (or tool pattern) is malformed.
-    #[error("{field}: invalid rule {rule:?}: {reason}")]
     InvalidRule {
         /// Where the rule came from, e.g. `permissions.allow[2]` or `allow`.
         field: String,
@@ -90,8 +93,40 @@ pub enum SettingsError {
     },
 }
 
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Io { path, source } => write!(f, "cannot read settings file {}: {source}", path.display()),
+            SettingsError::File { path, source } => write!(f, "{}: {source}", path.display()),
+            SettingsError::Parse(e) => write!(f, "invalid settings: {e}"),
+            SettingsError::Invalid { field, message } => write!(f, "{field}: {message}"),
+            SettingsError::InvalidRule { field, rule, reason } => write!(f, "{field}: invalid rule {rule:?}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    /// The cause's cause: the cause's message is part of ours (see the type's
+    /// docs).
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SettingsError::Io { source, .. } => source.source(),
+            SettingsError::File { source, .. } => source.source(),
+            SettingsError::Parse(e) => e.source(),
+            SettingsError::Invalid { .. } | SettingsError::InvalidRule { .. } => None,
+        }
+    }
+}
+
+impl From<serde_json::Error> for SettingsError {
+    fn from(e: serde_json::Error) -> Self {
+        SettingsError::Parse(e)
+    }
+}
+
 impl SettingsError {
-    fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+    /// An [`SettingsError::Invalid`] for `field`.
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         SettingsError::Invalid { field: field.into(), message: message.into() }
     }
 }
@@ -124,18 +159,19 @@ impl Settings {
         Ok(settings)
     }
 
-    /// Check everything that can be checked statically. [`Settings::load`]
-    /// and [`Settings::from_json`] already call this; call it again after
+    /// Check everything that can be checked statically: permission rules
+    /// parse, hook matchers compile, hook commands are not empty, timeouts
+    /// are in range, isolation patterns parse (each by the pipeline module
+    /// that gives the data meaning). [`Settings::load`] and
+    /// [`Settings::from_json`] already call this; call it again after
     /// building or changing settings in code.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        self.permissions.validate()?;
-        self.hooks.validate()?;
-        self.isolation.validate()
+        super::validate_settings(self)
     }
 }
 
 /// `permissions`: rule lists. Evaluation order is deny, then ask, then allow
-/// (see [`PermissionRules`]).
+/// (see `PermissionRules` in the `permissions` module).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PermissionSettings {
@@ -145,13 +181,6 @@ pub struct PermissionSettings {
     pub ask: Vec<String>,
     /// Rules that refuse a call.
     pub deny: Vec<String>,
-}
-
-impl PermissionSettings {
-    /// Parse every rule.
-    pub fn validate(&self) -> Result<(), SettingsError> {
-        PermissionRules::from_settings(self).map(drop)
-    }
 }
 
 /// `hooks`: matcher groups per event, run in configuration order.
@@ -169,30 +198,6 @@ pub struct HookSettings {
     pub post_tool_use_failure: Vec<HookMatcher>,
 }
 
-impl HookSettings {
-    /// The matcher groups of one event.
-    pub fn groups(&self, event: super::hooks::HookEvent) -> &[HookMatcher] {
-        use super::hooks::HookEvent;
-        match event {
-            HookEvent::PreToolUse => &self.pre_tool_use,
-            HookEvent::PostToolUse => &self.post_tool_use,
-            HookEvent::PostToolUseFailure => &self.post_tool_use_failure,
-        }
-    }
-
-    /// Check matchers, commands and timeouts.
-    pub fn validate(&self) -> Result<(), SettingsError> {
-        use super::hooks::HookEvent;
-        for event in HookEvent::ALL {
-            for (i, group) in self.groups(event).iter().enumerate() {
-                let field = format!("hooks.{}[{i}]", event.as_str());
-                group.validate(&field)?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// One matcher group: a tool-name pattern and the hooks it triggers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,30 +209,6 @@ pub struct HookMatcher {
     pub matcher: Option<String>,
     /// The hooks, in order.
     pub hooks: Vec<HookCommand>,
-}
-
-impl HookMatcher {
-    /// Compile the matcher; `None` means every tool.
-    pub fn compile(&self) -> Result<Option<Regex>, regex::Error> {
-        compile_matcher(self.matcher.as_deref())
-    }
-
-    fn validate(&self, field: &str) -> Result<(), SettingsError> {
-        self.compile()
-            .map_err(|e| SettingsError::invalid(format!("{field}.matcher"), format!("invalid regex: {e}")))?;
-        for (j, hook) in self.hooks.iter().enumerate() {
-            hook.validate(&format!("{field}.hooks[{j}]"))?;
-        }
-        Ok(())
-    }
-}
-
-/// Compile a hook matcher into an anchored regex; `None` means "all tools".
-pub(crate) fn compile_matcher(matcher: Option<&str>) -> Result<Option<Regex>, regex::Error> {
-    match matcher.map(str::trim) {
-        None | Some("") | Some("*") => Ok(None),
-        Some(pattern) => Regex::new(&format!("^(?:{pattern})$")).map(Some),
-    }
 }
 
 /// One hook.
@@ -270,19 +251,6 @@ impl HookCommand {
             DEFAULT_HOOK_TIMEOUT_SECS
         };
         Duration::from_secs_f64(secs)
-    }
-
-    fn validate(&self, field: &str) -> Result<(), SettingsError> {
-        if self.command.trim().is_empty() {
-            return Err(SettingsError::invalid(format!("{field}.command"), "must not be empty"));
-        }
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= MAX_HOOK_TIMEOUT_SECS) {
-            return Err(SettingsError::invalid(
-                format!("{field}.timeout"),
-                format!("must be greater than 0 and at most {MAX_HOOK_TIMEOUT_SECS} seconds, got {}", self.timeout),
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -343,9 +311,9 @@ impl<'de> Deserialize<'de> for OnTimeout {
 }
 
 /// `isolation`: which tools bring in untrusted web content and which reach
-/// private data. The policy built on these classes (e.g. not letting one
-/// evaluation use both) belongs to the dispatcher; this only holds and
-/// validates the patterns.
+/// private data. The policy built on these classes (not letting one session
+/// use both) is the isolation latch's, which also checks the patterns; this
+/// only holds them.
 ///
 /// Patterns use the tool part of the permission-rule syntax: an exact name,
 /// `mcp__server` (every tool of that server) or a trailing `*` on an MCP
@@ -359,37 +327,6 @@ pub struct IsolationSettings {
     pub web: Vec<String>,
     /// Tools that reach private data (mail, documents, ...).
     pub connectors: Vec<String>,
-}
-
-impl IsolationSettings {
-    /// Check every pattern.
-    pub fn validate(&self) -> Result<(), SettingsError> {
-        for (list, name) in [(&self.web, "web"), (&self.connectors, "connectors")] {
-            for (i, p) in list.iter().enumerate() {
-                ToolPattern::parse(p).map_err(|reason| SettingsError::InvalidRule {
-                    field: format!("isolation.{name}[{i}]"),
-                    rule: p.clone(),
-                    reason,
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// True when `tool` matches a `web` pattern.
-    pub fn is_web(&self, tool: &str) -> bool {
-        any_pattern_matches(&self.web, tool)
-    }
-
-    /// True when `tool` matches a `connectors` pattern.
-    pub fn is_connector(&self, tool: &str) -> bool {
-        any_pattern_matches(&self.connectors, tool)
-    }
-}
-
-/// Malformed patterns (rejected by validation) never match.
-fn any_pattern_matches(patterns: &[String], tool: &str) -> bool {
-    patterns.iter().any(|p| ToolPattern::parse(p).is_ok_and(|pat| pat.matches(tool)))
 }
 
 #[cfg(test)]
@@ -419,10 +356,8 @@ mod tests {
         assert_eq!(post.timeout_duration(), Duration::from_millis(500));
         assert_eq!(post.on_timeout, OnTimeout::Allow);
         assert!(s.isolation.enabled);
-        assert!(s.isolation.is_web("mcp__fetch__get"));
-        assert!(!s.isolation.is_web("mcp__fetcher__get"));
-        assert!(s.isolation.is_connector("mcp__gmail__send"));
-        assert!(!s.isolation.is_connector("Bash"));
+        assert_eq!(s.isolation.web, ["mcp__fetch__*"]);
+        assert_eq!(s.isolation.connectors, ["mcp__gmail"]);
     }
 
     #[test]
@@ -483,18 +418,6 @@ mod tests {
     }
 
     #[test]
-    fn matcher_semantics() {
-        assert!(compile_matcher(None).unwrap().is_none());
-        assert!(compile_matcher(Some("")).unwrap().is_none());
-        assert!(compile_matcher(Some("*")).unwrap().is_none());
-        let re = compile_matcher(Some("Bash|Write")).unwrap().unwrap();
-        assert!(re.is_match("Bash") && re.is_match("Write"));
-        assert!(!re.is_match("BashX") && !re.is_match("XWrite"));
-        let re = compile_matcher(Some("mcp__srv__.*")).unwrap().unwrap();
-        assert!(re.is_match("mcp__srv__a") && !re.is_match("mcp__other__a"));
-    }
-
-    #[test]
     fn load_reports_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
@@ -505,5 +428,34 @@ mod tests {
         assert!(e.contains("settings.json") && e.contains("permissions.allow[0]"), "{e}");
         std::fs::write(&path, r#"{"permissions":{"allow":["Read"]}}"#).unwrap();
         assert_eq!(Settings::load(&path).unwrap().permissions.allow, ["Read"]);
+    }
+
+    /// Every message of the source chain once (what `{:#}` of anyhow prints).
+    fn chain(e: &SettingsError) -> String {
+        let mut out = e.to_string();
+        let mut next = std::error::Error::source(e);
+        while let Some(cause) = next {
+            out = format!("{out}: {cause}");
+            next = cause.source();
+        }
+        out
+    }
+
+    #[test]
+    fn reasons_are_reported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let reason = "unbalanced parentheses";
+        std::fs::write(&path, r#"{"permissions":{"allow":["Bash(git"]}}"#).unwrap();
+        let e = chain(&Settings::load(&path).unwrap_err());
+        assert_eq!(e.matches(reason).count(), 1, "{e}");
+        assert_eq!(e.matches("permissions.allow[0]").count(), 1, "{e}");
+        std::fs::write(&path, r#"{"permissions":{"allow":[1]}}"#).unwrap();
+        let e = chain(&Settings::load(&path).unwrap_err());
+        assert_eq!(e.matches("invalid type").count(), 1, "{e}");
+        let absent = dir.path().join("absent.json");
+        let os_reason = std::fs::read(&absent).unwrap_err().to_string();
+        let e = chain(&Settings::load(&absent).unwrap_err());
+        assert_eq!(e.matches(&os_reason).count(), 1, "{e}");
     }
 }

@@ -2,7 +2,7 @@
 //! events ([`log`]; the storage trait and its errors in [`store`], the hash
 //! chain every backend keeps in `chain`, the SQLite backend in `sqlite`),
 //! recording live sessions into it (`recorder`), and restoring a context
-//! from it ([`player`]), and rendering a log for people ([`render`]).
+//! from it ([`player`]); rendering a log for people ([`render`]).
 
 mod chain;
 pub mod log;

@@ -1,5 +1,6 @@
 //! Time budgets of one evaluation: script time that pauses while inner calls
-//! are in flight, a hard wall clock, and an external cancellation flag.
+//! are in flight, a hard wall clock, and an external cancellation flag; the
+//! [`Watch`] that checks them and latches the first reason to stop.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -108,6 +109,90 @@ impl ScriptClock {
             Some(since) => wall.min(since + budget.script.saturating_sub(self.used)),
             None => wall,
         }
+    }
+}
+
+/// The running evaluation's budgets: its script clock, limits and
+/// cancellation flag, whether an evaluation runs at all, and the first reason
+/// to stop (latched with its time, so an overdue guest can be killed).
+#[derive(Debug)]
+pub(crate) struct Watch {
+    pub(crate) clock: ScriptClock,
+    budget: Budget,
+    cancel: CancelToken,
+    active: bool,
+    stop: Option<StopReason>,
+    stop_since: Option<Instant>,
+}
+
+impl Watch {
+    /// No evaluation running yet.
+    pub(crate) fn idle() -> Self {
+        Self {
+            clock: ScriptClock::start(),
+            budget: Budget { script: Duration::from_secs(30), wall: Duration::from_secs(600) },
+            cancel: CancelToken::new(),
+            active: false,
+            stop: None,
+            stop_since: None,
+        }
+    }
+
+    /// An evaluation starts under `budget` and `cancel`.
+    pub(crate) fn begin(&mut self, budget: Budget, cancel: CancelToken) {
+        self.budget = budget;
+        self.cancel = cancel;
+        self.clock = ScriptClock::start();
+        self.active = true;
+        self.stop = None;
+        self.stop_since = None;
+    }
+
+    /// The evaluation ended.
+    pub(crate) fn end(&mut self) {
+        self.active = false;
+    }
+
+    /// Whether an evaluation is running.
+    pub(crate) fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Check budgets; latch the first stop reason.
+    pub(crate) fn poll(&mut self) -> Option<StopReason> {
+        if self.active && self.stop.is_none() {
+            if let Some(r) = self.clock.check(&self.budget, &self.cancel) {
+                self.stop = Some(r);
+                self.stop_since = Some(Instant::now());
+            }
+        }
+        self.stop
+    }
+
+    /// Ask the guest to stop (latched with its time, so the kill path works).
+    pub(crate) fn request_stop(&mut self, reason: StopReason) {
+        if self.stop.is_none() {
+            self.stop = Some(reason);
+            self.stop_since = Some(Instant::now());
+        }
+    }
+
+    /// The latched stop reason, if any.
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// The guest was asked to stop more than `grace` ago and still runs.
+    pub(crate) fn overdue(&self, grace: Duration) -> Option<StopReason> {
+        match (self.stop, self.stop_since) {
+            (Some(r), Some(t)) if t.elapsed() > grace => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The earliest instant at which a budget can run out.
+    pub(crate) fn next_deadline(&self) -> Instant {
+        self.clock.next_deadline(&self.budget)
     }
 }
 

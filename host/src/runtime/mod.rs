@@ -315,12 +315,12 @@ impl Sandbox {
 
     /// Tools the script registered, by name.
     pub fn registered_tools(&self) -> Vec<RegisteredTool> {
-        self.store.data().registered.values().cloned().collect()
+        self.store.data().registry.tools().cloned().collect()
     }
 
     /// Changes whenever the registered tools do (cheap to compare).
     pub fn registry_revision(&self) -> u64 {
-        self.store.data().registry_revision
+        self.store.data().registry.revision()
     }
 
     /// Peak linear memory the guest asked for, in bytes.

@@ -3,10 +3,19 @@
 //! reported to a [`Recorder`]; intents of inner calls durably BEFORE they
 //! run. In replay mode every import is answered from a block's recorded
 //! events instead, so no tool, shell, file or model call runs again.
+//!
+//! The evaluation's [`Tape`] choice becomes one [`Deck`] (see [`load`]): the
+//! strategy the WIT imports ask "a call starts", "a call completed", "now",
+//! "random", "a timer fired". The imports themselves carry no record or
+//! replay branches; everything mode-specific lives here.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+use super::bindings::wrepl::sandbox::types;
+use super::budget::StopReason;
 
 /// One boundary event of an evaluation, as a session's log stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,5 +204,473 @@ impl Cursor {
 
     pub(crate) fn is_exhausted(&self) -> bool {
         self.events.is_empty()
+    }
+}
+
+/// Most boundary events recorded per evaluation (bounds the log's growth).
+pub const MAX_RECORDED_EVENTS: usize = 1_000_000;
+
+/// What a [`Deck`] may ask of the host it serves: stopping the evaluation,
+/// a console note, the live clock and randomness, and (for replay) the
+/// in-flight calls and armed timers.
+pub(crate) trait TapeHost {
+    /// Whether the evaluation is already stopping.
+    fn stopping(&self) -> bool;
+    /// Ask the evaluation to stop (the first reason wins).
+    fn stop(&mut self, reason: StopReason);
+    /// A host note on the console (stderr).
+    fn note(&mut self, text: &str);
+    /// Whether a waiting guest must be answered `interrupted` now (a budget
+    /// ran out, the evaluation was cancelled, or none is running).
+    fn interrupted(&mut self) -> bool;
+    /// The live clock: microseconds since the Unix epoch.
+    fn live_now(&mut self) -> f64;
+    /// 64 live random bits.
+    fn live_random(&mut self) -> u64;
+    /// The id of this evaluation's call #`index`, if it was started and not settled.
+    fn call_id(&self, index: u32) -> Option<u32>;
+    /// The oldest call still in flight.
+    fn oldest_call(&self) -> Option<u32>;
+    /// Forget call `id`; returns its index among this evaluation's calls
+    /// (`u32::MAX` if unknown).
+    fn settle(&mut self, id: u32) -> u32;
+    /// Whether any timer is armed.
+    fn timers_armed(&self) -> bool;
+    /// Disarm timer `id`.
+    fn disarm(&mut self, id: u32);
+}
+
+/// The tape's answer to "a call starts".
+#[derive(Debug)]
+pub(crate) enum Start {
+    /// Run the call live; it is call #`index` of this evaluation.
+    Run {
+        /// Index among this evaluation's calls.
+        index: u32,
+    },
+    /// The call is pending without running; its completion comes from the tape.
+    Replayed {
+        /// Index among this evaluation's calls.
+        index: u32,
+    },
+    /// The call is refused and nothing runs.
+    Refused(types::CallError),
+}
+
+/// The tape's answer to "what completes next?".
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// Wait for the live calls and timers.
+    Live,
+    /// This answer (`None`: nothing is pending).
+    Answer(Option<types::Completion>),
+}
+
+/// One evaluation's tape strategy: record, replay, or neither. The defaults
+/// are the live, unrecorded behaviour.
+pub(crate) trait Deck: Send {
+    /// The guest starts a call of `tool` with `input`; `fingerprint` gives the
+    /// tool's schema fingerprint (asked only when recording).
+    fn call_starts(
+        &mut self,
+        tool: &str,
+        input: &str,
+        fingerprint: &dyn Fn() -> String,
+        host: &mut dyn TapeHost,
+    ) -> Start;
+
+    /// The handler refused call #`index` before it ran.
+    fn call_refused(&mut self, _index: u32, _error: &types::CallError, _host: &mut dyn TapeHost) {}
+
+    /// Call #`index` completed with `outcome` (about to be delivered).
+    fn call_done(&mut self, _index: u32, _outcome: &Result<String, types::CallError>, _host: &mut dyn TapeHost) {}
+
+    /// Timer `id` fired (about to be delivered).
+    fn timer_fired(&mut self, _id: u32, _host: &mut dyn TapeHost) {}
+
+    /// The guest reads the clock.
+    fn now(&mut self, host: &mut dyn TapeHost) -> f64 {
+        host.live_now()
+    }
+
+    /// The guest draws random bits.
+    fn random(&mut self, host: &mut dyn TapeHost) -> u64 {
+        host.live_random()
+    }
+
+    /// The guest waits for the next completion.
+    fn next_completion(&mut self, _host: &mut dyn TapeHost) -> Next {
+        Next::Live
+    }
+
+    /// The evaluation ended: what replay observed (`None` outside replay).
+    fn finish(self: Box<Self>) -> Option<ReplayObservation> {
+        None
+    }
+}
+
+/// The strategy for one evaluation under `tape`.
+pub(crate) fn load(tape: Tape) -> Box<dyn Deck> {
+    match tape {
+        Tape::Off => Box::new(Off::default()),
+        Tape::Record(recorder) => Box::new(Recording { recorder, calls: 0, recorded: 0 }),
+        Tape::Replay(events) => Box::new(Replaying { cursor: Cursor::new(events) }),
+    }
+}
+
+fn call_error(kind: &str, message: String) -> types::CallError {
+    types::CallError { kind: kind.into(), message }
+}
+
+/// Live and unrecorded.
+#[derive(Debug, Default)]
+struct Off {
+    calls: u32,
+}
+
+impl Deck for Off {
+    fn call_starts(&mut self, _: &str, _: &str, _: &dyn Fn() -> String, _: &mut dyn TapeHost) -> Start {
+        let index = self.calls;
+        self.calls += 1;
+        Start::Run { index }
+    }
+}
+
+/// Live, every boundary event reported to the recorder.
+struct Recording {
+    recorder: Arc<dyn Recorder>,
+    /// Calls started in this evaluation.
+    calls: u32,
+    /// Events recorded in this evaluation.
+    recorded: usize,
+}
+
+impl Recording {
+    /// Record `event`; past the per-evaluation limit, stop the evaluation
+    /// (once, with a note) and record nothing.
+    fn record(&mut self, event: Event, durable: bool, host: &mut dyn TapeHost) -> Result<(), RecordError> {
+        self.recorded += 1;
+        if self.recorded > MAX_RECORDED_EVENTS {
+            if !host.stopping() {
+                host.note(&format!(
+                    "[wrepl] the replay log limit of {MAX_RECORDED_EVENTS} events per evaluation was reached; the evaluation was stopped\n"
+                ));
+                host.stop(StopReason::Cancelled);
+            }
+            return Err(RecordError::LimitReached(MAX_RECORDED_EVENTS));
+        }
+        self.recorder.record(event, durable)
+    }
+}
+
+impl Deck for Recording {
+    fn call_starts(
+        &mut self,
+        tool: &str,
+        input: &str,
+        fingerprint: &dyn Fn() -> String,
+        host: &mut dyn TapeHost,
+    ) -> Start {
+        let index = self.calls;
+        self.calls += 1;
+        // The intent is durable BEFORE the call runs; without it, no call.
+        let intent = Event::Call { tool: tool.to_string(), input: input.to_string(), schema: fingerprint() };
+        if let Err(e) = self.record(intent, true, host) {
+            return Start::Refused(call_error(
+                "log-failure",
+                format!("the call was not run because its intent could not be written to the replay log: {e}"),
+            ));
+        }
+        Start::Run { index }
+    }
+
+    fn call_refused(&mut self, index: u32, error: &types::CallError, host: &mut dyn TapeHost) {
+        let event = Event::Refused { call: index, error_kind: error.kind.clone(), message: error.message.clone() };
+        let _ = self.record(event, false, host);
+    }
+
+    fn call_done(&mut self, index: u32, outcome: &Result<String, types::CallError>, host: &mut dyn TapeHost) {
+        let event = match outcome {
+            Ok(json) => Event::Done { call: index, ok: true, payload: json.clone(), error_kind: String::new() },
+            Err(e) => Event::Done { call: index, ok: false, payload: e.message.clone(), error_kind: e.kind.clone() },
+        };
+        let _ = self.record(event, false, host);
+    }
+
+    fn timer_fired(&mut self, id: u32, host: &mut dyn TapeHost) {
+        let _ = self.record(Event::Timer { id }, false, host);
+    }
+
+    fn now(&mut self, host: &mut dyn TapeHost) -> f64 {
+        let us = host.live_now();
+        let _ = self.record(Event::Now { us }, false, host);
+        us
+    }
+
+    fn random(&mut self, host: &mut dyn TapeHost) -> u64 {
+        let value = host.live_random();
+        let _ = self.record(Event::Random { value }, false, host);
+        value
+    }
+}
+
+/// Answered from a block's recorded events; nothing runs.
+struct Replaying {
+    cursor: Cursor,
+}
+
+impl Replaying {
+    /// The recording does not continue this way: note the divergence and stop.
+    fn drift(&mut self, call: Option<u32>, actual: String, host: &mut dyn TapeHost) -> Next {
+        self.cursor.diverge(call, actual);
+        host.stop(StopReason::Cancelled);
+        Next::Answer(Some(types::Completion::Interrupted))
+    }
+}
+
+impl Deck for Replaying {
+    fn call_starts(&mut self, tool: &str, _: &str, _: &dyn Fn() -> String, _: &mut dyn TapeHost) -> Start {
+        let c = &mut self.cursor;
+        let index = c.next_call_index();
+        match c.peek() {
+            Some(Event::Call { tool: t, .. }) if t == tool => {
+                c.next();
+            }
+            _ => {
+                c.diverge(Some(index), format!("call of {tool}"));
+                // The call fails in the script (at its call site); nothing
+                // beyond the recording runs.
+                return Start::Refused(call_error(
+                    "replay-drift",
+                    format!("replay drift: this block did not make call #{index} ({tool}) when it was recorded; nothing was run"),
+                ));
+            }
+        }
+        if let Some(Event::Refused { call, .. }) = c.peek() {
+            if *call == index {
+                let Some(Event::Refused { error_kind, message, .. }) = c.next() else { unreachable!() };
+                return Start::Refused(call_error(&error_kind, message));
+            }
+        }
+        Start::Replayed { index }
+    }
+
+    fn now(&mut self, host: &mut dyn TapeHost) -> f64 {
+        if let Some(Event::Now { us }) = self.cursor.peek() {
+            let us = *us;
+            self.cursor.next();
+            return us;
+        }
+        self.cursor.diverge(None, "a clock read".into());
+        host.live_now()
+    }
+
+    fn random(&mut self, host: &mut dyn TapeHost) -> u64 {
+        if let Some(Event::Random { value }) = self.cursor.peek() {
+            let value = *value;
+            self.cursor.next();
+            return value;
+        }
+        self.cursor.diverge(None, "a random draw".into());
+        host.live_random()
+    }
+
+    fn next_completion(&mut self, host: &mut dyn TapeHost) -> Next {
+        if host.interrupted() {
+            return Next::Answer(Some(types::Completion::Interrupted));
+        }
+        match self.cursor.peek() {
+            Some(Event::Done { call, .. }) => {
+                let call = *call;
+                let Some(id) = host.call_id(call) else {
+                    return self.drift(Some(call), "a completion of a call that was not started".into(), host);
+                };
+                let Some(Event::Done { ok, payload, error_kind, .. }) = self.cursor.next() else { unreachable!() };
+                host.settle(id);
+                let outcome = if ok { Ok(payload) } else { Err(call_error(&error_kind, payload)) };
+                Next::Answer(Some(types::Completion::Call(types::CallDone { id, outcome })))
+            }
+            Some(Event::Timer { id }) => {
+                let id = *id;
+                self.cursor.next();
+                host.disarm(id);
+                Next::Answer(Some(types::Completion::Timer(id)))
+            }
+            None => match host.oldest_call() {
+                // The recording ends while calls were running: the process
+                // died between intent and completion. Never re-run them.
+                Some(id) => {
+                    let index = host.settle(id);
+                    self.cursor.unknown.push(index);
+                    Next::Answer(Some(types::Completion::Call(types::CallDone {
+                        id,
+                        outcome: Err(call_error(
+                            "outcome-unknown",
+                            "outcome_unknown: the process that ran this call ended before it completed; whether it took effect is unknown, so it was not run again".into(),
+                        )),
+                    })))
+                }
+                None if !host.timers_armed() => Next::Answer(None),
+                None => self.drift(None, "waiting for a completion".into(), host),
+            },
+            Some(_) => self.drift(None, "waiting for a completion".into(), host),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Option<ReplayObservation> {
+        let mut c = self.cursor;
+        if c.divergence.is_none() && !c.is_exhausted() {
+            c.diverge(None, "the block ended".into());
+        }
+        Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A host with calls `ids` in flight (id → index) and a console.
+    #[derive(Default)]
+    struct FakeHost {
+        stop: Option<StopReason>,
+        notes: String,
+        calls: Vec<(u32, u32)>,
+        timers: Vec<u32>,
+    }
+
+    impl TapeHost for FakeHost {
+        fn stopping(&self) -> bool {
+            self.stop.is_some()
+        }
+        fn stop(&mut self, reason: StopReason) {
+            self.stop.get_or_insert(reason);
+        }
+        fn note(&mut self, text: &str) {
+            self.notes.push_str(text);
+        }
+        fn interrupted(&mut self) -> bool {
+            self.stop.is_some()
+        }
+        fn live_now(&mut self) -> f64 {
+            7.0
+        }
+        fn live_random(&mut self) -> u64 {
+            9
+        }
+        fn call_id(&self, index: u32) -> Option<u32> {
+            self.calls.iter().find(|(_, i)| *i == index).map(|(id, _)| *id)
+        }
+        fn oldest_call(&self) -> Option<u32> {
+            self.calls.iter().map(|(id, _)| *id).min()
+        }
+        fn settle(&mut self, id: u32) -> u32 {
+            let at = self.calls.iter().position(|(i, _)| *i == id);
+            at.map(|at| self.calls.remove(at).1).unwrap_or(u32::MAX)
+        }
+        fn timers_armed(&self) -> bool {
+            !self.timers.is_empty()
+        }
+        fn disarm(&mut self, id: u32) {
+            self.timers.retain(|t| *t != id);
+        }
+    }
+
+    /// Keeps (event, durable); fails every write when `fail`.
+    #[derive(Default)]
+    struct Log {
+        events: Mutex<Vec<(Event, bool)>>,
+        fail: bool,
+    }
+
+    impl Recorder for Log {
+        fn record(&self, event: Event, durable: bool) -> Result<(), RecordError> {
+            if self.fail {
+                return Err(RecordError::Storage("disk full".into()));
+            }
+            self.events.lock().unwrap().push((event, durable));
+            Ok(())
+        }
+    }
+
+    fn call(tool: &str) -> Event {
+        Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new() }
+    }
+
+    #[test]
+    fn recording_writes_the_intent_durably_and_refuses_when_it_cannot() {
+        let log = Arc::new(Log::default());
+        let mut deck = load(Tape::Record(log.clone()));
+        let mut host = FakeHost::default();
+        let start = deck.call_starts("t", "{}", &|| "fp".into(), &mut host);
+        assert!(matches!(start, Start::Run { index: 0 }));
+        let events = log.events.lock().unwrap().clone();
+        assert_eq!(events, vec![(Event::Call { tool: "t".into(), input: "{}".into(), schema: "fp".into() }, true)]);
+
+        let mut deck = load(Tape::Record(Arc::new(Log { fail: true, ..Log::default() })));
+        let Start::Refused(e) = deck.call_starts("t", "{}", &String::new, &mut host) else { panic!("ran") };
+        assert_eq!(e.kind, "log-failure");
+        assert_eq!(
+            e.message,
+            "the call was not run because its intent could not be written to the replay log: the session log could not be written: disk full"
+        );
+    }
+
+    #[test]
+    fn the_event_limit_stops_the_evaluation_once_with_a_note() {
+        let log = Arc::new(Log::default());
+        let mut deck = Recording { recorder: log.clone(), calls: 0, recorded: MAX_RECORDED_EVENTS - 1 };
+        let mut host = FakeHost::default();
+        assert_eq!(deck.now(&mut host), 7.0);
+        assert!(host.stop.is_none());
+        assert_eq!(deck.random(&mut host), 9);
+        assert_eq!(host.stop, Some(StopReason::Cancelled));
+        deck.timer_fired(1, &mut host);
+        assert_eq!(host.notes.matches("replay log limit").count(), 1);
+        assert_eq!(log.events.lock().unwrap().len(), 1);
+        let Start::Refused(e) = deck.call_starts("t", "{}", &String::new, &mut host) else { panic!("ran") };
+        assert_eq!(e.kind, "log-failure");
+    }
+
+    #[test]
+    fn off_asks_for_no_fingerprint() {
+        let mut deck = load(Tape::Off);
+        let mut host = FakeHost::default();
+        let start = deck.call_starts("t", "{}", &|| panic!("fingerprint asked"), &mut host);
+        assert!(matches!(start, Start::Run { index: 0 }));
+        assert!(matches!(deck.next_completion(&mut host), Next::Live));
+        assert!(deck.finish().is_none());
+    }
+
+    #[test]
+    fn replay_answers_from_the_recording_and_marks_drift() {
+        let refused = Event::Refused { call: 1, error_kind: "denied".into(), message: "no".into() };
+        let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new() };
+        let events = vec![call("a"), call("b"), refused, Event::Now { us: 3.0 }, done, call("c")];
+        let mut deck = load(Tape::Replay(events));
+        let mut host = FakeHost::default();
+        assert!(matches!(deck.call_starts("a", "", &String::new, &mut host), Start::Replayed { index: 0 }));
+        host.calls.push((5, 0));
+        let Start::Refused(e) = deck.call_starts("b", "", &String::new, &mut host) else { panic!("ran") };
+        assert_eq!((e.kind.as_str(), e.message.as_str()), ("denied", "no"));
+        assert_eq!(deck.now(&mut host), 3.0);
+        let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
+        assert_eq!((d.id, d.outcome.ok()), (5, Some("1".to_string())));
+        assert!(host.calls.is_empty());
+        assert!(matches!(deck.call_starts("c", "", &String::new, &mut host), Start::Replayed { index: 2 }));
+        host.calls.push((6, 2));
+        let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
+        assert_eq!(d.outcome.unwrap_err().kind, "outcome-unknown");
+        assert!(matches!(deck.next_completion(&mut host), Next::Answer(None)));
+        let Start::Refused(e) = deck.call_starts("d", "", &String::new, &mut host) else { panic!("ran") };
+        assert_eq!(e.kind, "replay-drift");
+        let seen = deck.finish().expect("replay observes");
+        assert_eq!(seen.unknown, vec![2]);
+        let divergence = seen.divergence.expect("diverged");
+        assert_eq!((divergence.position, divergence.call), (6, Some(3)));
+        assert_eq!(divergence.actual, "call of d");
+        assert!(host.stop.is_none());
     }
 }
