@@ -14,7 +14,7 @@ use wasmtime::{
 
 use super::bindings::{Guest, GuestPre};
 use super::host::{HostState, Killed};
-use super::RuntimeError;
+use super::{boxed, RuntimeError};
 
 /// The guest component, built from `guest-js/` (see `just guest`).
 pub static GUEST_COMPONENT: &[u8] = include_bytes!("../../../guest-js/dist/wrepl-guest.wasm");
@@ -146,15 +146,15 @@ impl SandboxEngine {
             }
             c.allocation_strategy(InstanceAllocationStrategy::Pooling(p));
         }
-        let engine = Engine::new(&c).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        let engine = Engine::new(&c).map_err(|e| RuntimeError::Engine(boxed(e)))?;
         let component = load_component(&engine, component, options.cache_dir.as_ref())?;
         let mut linker = Linker::<HostState>::new(&engine);
         Guest::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-            .map_err(|e| RuntimeError::Component(format!("{e:#}")))?;
+            .map_err(|e| RuntimeError::Component(boxed(e)))?;
         let pre = linker
             .instantiate_pre(&component)
             .and_then(GuestPre::new)
-            .map_err(|e| RuntimeError::Component(format!("{e:#}")))?;
+            .map_err(|e| RuntimeError::Component(boxed(e)))?;
         let stop = Arc::new(AtomicBool::new(false));
         {
             let engine = engine.clone();
@@ -168,7 +168,7 @@ impl SandboxEngine {
                         engine.increment_epoch();
                     }
                 })
-                .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch ticker: {e}")))?;
+                .map_err(|e| RuntimeError::Engine(Box::new(e)))?;
         }
         Ok(Self { engine, pre, options, _ticker: Ticker { stop } })
     }
@@ -220,7 +220,7 @@ fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&PathBuf>) -> Res
             }
         }
     }
-    let component = Component::new(engine, bytes).map_err(|e| RuntimeError::Component(format!("{e:#}")))?;
+    let component = Component::new(engine, bytes).map_err(|e| RuntimeError::Component(boxed(e)))?;
     if let Some(p) = &path {
         // Best effort: a read-only or missing cache directory only costs time.
         if let Ok(ser) = component.serialize() {

@@ -41,19 +41,31 @@ use bindings::wrepl::sandbox::types;
 /// Errors of the sandbox runtime (engine setup and instantiation). Failures
 /// of the script itself are not errors: they are part of [`EvalReport`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     /// The wasmtime engine could not be configured.
     #[error("cannot configure the WebAssembly engine: {0}")]
-    Engine(String),
+    Engine(#[source] BoxError),
     /// The guest component could not be compiled or loaded.
     #[error("cannot load the guest component: {0}")]
-    Component(String),
+    Component(#[source] BoxError),
     /// A new guest instance could not be created.
     #[error("cannot instantiate the guest: {0}")]
-    Instantiate(String),
-    /// The guest refused its configuration.
+    Instantiate(#[source] BoxError),
+    /// The guest refused its configuration (its own message).
     #[error("the guest failed to initialise: {0}")]
     GuestInit(String),
+    /// The guest trapped while initialising.
+    #[error("the guest failed to initialise: {0}")]
+    GuestTrap(#[source] BoxError),
+}
+
+/// The cause of a [`RuntimeError`] (a wasmtime or OS error).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A wasmtime error as a [`RuntimeError`] cause, keeping its context chain.
+pub(crate) fn boxed(e: wasmtime::Error) -> BoxError {
+    e.into()
 }
 
 /// A tool exposed to scripts as a global async function.
@@ -220,13 +232,10 @@ impl Sandbox {
     pub async fn new(engine: &SandboxEngine, options: SandboxOptions) -> Result<Self, RuntimeError> {
         let mut store = engine.new_store(HostState::new(&options, engine.options()));
         if engine.options().fuel {
-            store.set_fuel(u64::MAX).map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
+            store.set_fuel(u64::MAX).map_err(|e| RuntimeError::Instantiate(boxed(e)))?;
         }
-        let guest = engine
-            .pre()
-            .instantiate_async(&mut store)
-            .await
-            .map_err(|e| RuntimeError::Instantiate(format!("{e:#}")))?;
+        let guest =
+            engine.pre().instantiate_async(&mut store).await.map_err(|e| RuntimeError::Instantiate(boxed(e)))?;
         let config = types::Config {
             memory_limit: options.js_memory_limit,
             stack_limit: options.js_stack_limit.min(MAX_JS_STACK_LIMIT),
@@ -247,7 +256,7 @@ impl Sandbox {
         match init {
             Ok(Ok(())) => Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel }),
             Ok(Err(msg)) => Err(RuntimeError::GuestInit(msg)),
-            Err(e) => Err(RuntimeError::GuestInit(format!("{e:#}"))),
+            Err(e) => Err(RuntimeError::GuestTrap(boxed(e))),
         }
     }
 
