@@ -563,6 +563,10 @@ impl CallHandler for Arc<Dispatcher> {
     fn fingerprint(&self, tool: &str) -> String {
         self.p.tools.get(tool).map(|r| r.fingerprint.clone()).unwrap_or_default()
     }
+
+    fn check_schema(&self, schema: &Value) -> Result<(), String> {
+        jsonschema::validator_for(schema).map(drop).map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]

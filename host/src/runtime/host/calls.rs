@@ -41,7 +41,7 @@ struct InFlight {
 /// The inner calls of one sandbox.
 pub(super) struct Calls {
     /// Where calls go.
-    handler: Arc<dyn CallHandler>,
+    pub(super) handler: Arc<dyn CallHandler>,
     /// In-flight call futures, polled on the guest's task when a call starts
     /// and whenever the guest waits in `next-completion` (no cross-thread
     /// hand-off per call). Tools that must progress while the script computes

@@ -90,6 +90,12 @@ pub trait CallHandler: Send + Sync + 'static {
     fn fingerprint(&self, _tool: &str) -> String {
         String::new()
     }
+    /// Check a JSON Schema a script registers a tool with (`Err`: why it is
+    /// not a usable schema). The runtime knows no schema language, so
+    /// without a handler that does, every schema is refused.
+    fn check_schema(&self, _schema: &serde_json::Value) -> Result<(), String> {
+        Err("no schema validator is available in this sandbox".into())
+    }
 }
 
 /// A handler with no tools: every call is refused.

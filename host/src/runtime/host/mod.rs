@@ -245,7 +245,8 @@ impl host::Host for HostState {
         schema: String,
         display_name: String,
     ) -> wasmtime::Result<Result<(), String>> {
-        Ok(self.registry.register(name, description, schema, display_name))
+        let handler = self.calls.handler.clone();
+        Ok(self.registry.register(name, description, schema, display_name, &|s| handler.check_schema(s)))
     }
 
     fn unregister_tool(&mut self, name: String) -> wasmtime::Result<bool> {
