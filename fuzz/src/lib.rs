@@ -127,11 +127,10 @@ impl FuzzTools {
 
     /// The three tools, sharing this set's call counter.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        vec![
-            Arc::new(Echo { started: self.started.clone() }),
-            Arc::new(Fail { started: self.started.clone() }),
-            Arc::new(Count { started: self.started.clone() }),
-        ]
+        FUZZ_TOOLS
+            .iter()
+            .map(|name| Arc::new(FuzzTool { name, started: self.started.clone() }) as Arc<dyn Tool>)
+            .collect()
     }
 
     /// A REPL template on the process's [`engine`] with only these tools (and
@@ -141,96 +140,52 @@ impl FuzzTools {
     }
 }
 
-/// The input schema of every fuzzing tool: any JSON object.
-fn any_object() -> Value {
-    serde_json::json!({"type": "object"})
-}
-
-/// `echo`: answers with its input.
+/// One of the [`FuzzTools`], by name.
 #[derive(Debug)]
-struct Echo {
+struct FuzzTool {
+    name: &'static str,
     started: Arc<AtomicU64>,
 }
 
-impl Tool for Echo {
+impl Tool for FuzzTool {
     fn name(&self) -> &str {
-        "echo"
+        self.name
     }
     fn description(&self) -> &str {
-        "Answers with its input object (fuzzing)."
+        match self.name {
+            "echo" => "Answers with its input object (fuzzing).",
+            "fail" => "Fails with the input's `m` (or its JSON text) as the message (fuzzing).",
+            _ => "Answers {n: calls so far, input} (fuzzing; a side effect replay must not repeat).",
+        }
     }
     fn input_schema(&self) -> Value {
-        any_object()
-    }
-    fn read_only(&self, _input: &Value) -> bool {
-        true
-    }
-    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
-        self.started.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move {
-            tokio::task::yield_now().await;
-            let text = input.to_string();
-            Ok(ToolOutput::new(input, text))
-        })
-    }
-}
-
-/// `fail`: always fails with kind `failed`.
-#[derive(Debug)]
-struct Fail {
-    started: Arc<AtomicU64>,
-}
-
-impl Tool for Fail {
-    fn name(&self) -> &str {
-        "fail"
-    }
-    fn description(&self) -> &str {
-        "Fails with the input's `m` (or its JSON text) as the message (fuzzing)."
-    }
-    fn input_schema(&self) -> Value {
-        any_object()
-    }
-    fn read_only(&self, _input: &Value) -> bool {
-        true
-    }
-    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
-        self.started.fetch_add(1, Ordering::SeqCst);
-        let message = match input.get("m") {
-            Some(Value::String(m)) => m.clone(),
-            _ => input.to_string(),
-        };
-        Box::pin(async move { Err(ToolError::Failed(message)) })
-    }
-}
-
-/// `count`: answers with the number of calls started so far.
-#[derive(Debug)]
-struct Count {
-    started: Arc<AtomicU64>,
-}
-
-impl Tool for Count {
-    fn name(&self) -> &str {
-        "count"
-    }
-    fn description(&self) -> &str {
-        "Answers {n: calls so far, input} (fuzzing; a side effect replay must not repeat)."
-    }
-    fn input_schema(&self) -> Value {
-        any_object()
+        serde_json::json!({"type": "object"})
     }
     fn read_only(&self, _input: &Value) -> bool {
         true
     }
     fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
         let n = self.started.fetch_add(1, Ordering::SeqCst) + 1;
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_micros(50)).await;
-            let value = serde_json::json!({ "n": n, "input": input });
-            let text = value.to_string();
-            Ok(ToolOutput::new(value, text))
-        })
+        match self.name {
+            "echo" => Box::pin(async move {
+                tokio::task::yield_now().await;
+                let text = input.to_string();
+                Ok(ToolOutput::new(input, text))
+            }),
+            "fail" => {
+                let message = match input.get("m") {
+                    Some(Value::String(m)) => m.clone(),
+                    _ => input.to_string(),
+                };
+                Box::pin(async move { Err(ToolError::Failed(message)) })
+            }
+            _ => Box::pin(async move {
+                tokio::time::sleep(Duration::from_micros(50)).await;
+                let value = serde_json::json!({ "n": n, "input": input });
+                let text = value.to_string();
+                Ok(ToolOutput::new(value, text))
+            }),
+        }
     }
 }
 

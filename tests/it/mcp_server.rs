@@ -548,6 +548,16 @@ async fn streamable_http_serves_independent_sessions() {
     child.kill().await.unwrap();
 }
 
+/// The outcome of a `repl` call: the result itself, or in async mode the
+/// result its eval id is polled for.
+async fn finished(service: &RunningService<RoleClient, TestClient>, r: CallToolResult, polled: bool) -> CallToolResult {
+    if !polled {
+        return r;
+    }
+    let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
+    call(service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
+}
+
 #[tokio::test]
 async fn the_repl_tool_itself_passes_deny_rules_and_pre_tool_use_hooks() {
     let dir = tempfile::tempdir().unwrap();
@@ -570,12 +580,7 @@ async fn the_repl_tool_itself_passes_deny_rules_and_pre_tool_use_hooks() {
         let service = start_stdio(client(true, "x"), &root, &args).await;
         let code = "await sh('touch ran-forbidden'); 'forbidden'";
         let r = call(&service, "repl", json!({"code": code})).await;
-        let r = if mode.is_empty() {
-            r
-        } else {
-            let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
-            call(&service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
-        };
+        let r = finished(&service, r, !mode.is_empty()).await;
         assert_eq!(r.is_error, Some(true), "{mode:?}: {r:?}");
         assert!(text(&r).contains("no forbidden code"), "{mode:?}: {}", text(&r));
         assert!(!root.join("ran-forbidden").exists(), "{mode:?}: the evaluation ran");
@@ -584,12 +589,7 @@ async fn the_repl_tool_itself_passes_deny_rules_and_pre_tool_use_hooks() {
         assert_eq!(seen["tool_input"]["code"], code);
         // other code passes the same hook
         let r = call(&service, "repl", json!({"code": "1 + 1"})).await;
-        let r = if mode.is_empty() {
-            r
-        } else {
-            let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
-            call(&service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
-        };
+        let r = finished(&service, r, !mode.is_empty()).await;
         assert_eq!(structured(&r)["result"], json!(2), "{mode:?}: {r:?}");
         service.cancel().await.unwrap();
 
@@ -598,12 +598,7 @@ async fn the_repl_tool_itself_passes_deny_rules_and_pre_tool_use_hooks() {
         args.extend(["--deny", "repl", "--allow", "Bash"]);
         let service = start_stdio(client(true, "x"), &root, &args).await;
         let r = call(&service, "repl", json!({"code": "await sh('touch ran-denied'); 1"})).await;
-        let r = if mode.is_empty() {
-            r
-        } else {
-            let id = structured(&r)["eval_id"].as_str().unwrap().to_string();
-            call(&service, "repl_result", json!({"eval_id": id, "wait_ms": 30000})).await
-        };
+        let r = finished(&service, r, !mode.is_empty()).await;
         assert_eq!(r.is_error, Some(true), "{mode:?}: {r:?}");
         assert!(text(&r).contains("repl is denied by the rule"), "{mode:?}: {}", text(&r));
         assert!(!root.join("ran-denied").exists(), "{mode:?}: the evaluation ran");
