@@ -80,6 +80,7 @@ mod repl;
 pub mod replay;
 mod runtime;
 mod script;
+mod shell_syntax;
 #[doc(hidden)]
 pub mod testing;
 mod text;

@@ -82,14 +82,15 @@ const READ_ONLY_COMMANDS: &[&str] = &[
 ];
 
 fn is_read_only(command: &str) -> bool {
-    if command.contains('>') || command.contains('`') || command.contains("$(") {
-        return false;
-    }
-    command.split(['|', ';', '&', '\n']).map(str::trim).filter(|s| !s.is_empty()).all(|part| {
-        READ_ONLY_COMMANDS
-            .iter()
-            .any(|c| part == *c || part.strip_prefix(c).is_some_and(|r| r.starts_with(char::is_whitespace)))
-    })
+    let parts = crate::shell_syntax::split_shell(command);
+    !parts.is_empty()
+        && parts.iter().all(|p| {
+            let part = p.text.as_str();
+            p.safe
+                && READ_ONLY_COMMANDS
+                    .iter()
+                    .any(|c| part == *c || part.strip_prefix(c).is_some_and(|r| r.starts_with(char::is_whitespace)))
+        })
 }
 
 fn timeout_of(input: &Value) -> Duration {
