@@ -108,7 +108,7 @@ impl Tool for Bash {
     fn description(&self) -> &str {
         "Run a shell command (bash -c) in the evaluation's working directory. Returns stdout, stderr and the exit code. \
          The command runs in its own process group, which is killed on timeout (default 120000 ms, max 600000 ms) or abort. \
-         Only PATH, HOME, USER, LANG, TZ, TMPDIR and TERM are passed from the host environment."
+         Only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM are passed from the host environment."
     }
 
     fn input_schema(&self) -> Value {
