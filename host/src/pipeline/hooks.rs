@@ -50,6 +50,9 @@
 //! For `PostToolUse` / `PostToolUseFailure` the tool already ran: exit 2 or
 //! `"decision": "block"` yields a [`PostOutcome::block_reason`] to show the
 //! model; `permissionDecision` and `updatedInput` are ignored there.
+//!
+//! (Length: the code is about 589 lines; the rest of the file is its unit
+//! tests, kept next to what they test.)
 
 use std::path::Path;
 use std::process::Stdio;

@@ -5,6 +5,9 @@
 //! symlinks that leave a root are refused (`ToolError::PathEscape`). The
 //! blocking work runs on tokio's blocking pool and checks the call's
 //! cancellation token in its loops.
+//!
+//! (Length: the code is about 642 lines; the rest of the file is its unit
+//! tests, kept next to what they test.)
 
 use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read as _};
