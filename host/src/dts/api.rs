@@ -1,4 +1,4 @@
-//! The fixed sandbox API of the guest prelude (`guest-js/src/prelude.js`):
+//! The fixed sandbox API of the guest prelude (`guest-js/src/prelude/`):
 //! the file header, `SandboxError`, `console`, the timers, the shorthands of
 //! the built-in tools (`sh`, `cat`, `rg`, `gl`, `put`, `haiku`, `chdir`, ...),
 //! `registerTool` and friends, and which globals the prelude defines before

@@ -1,7 +1,7 @@
 //! TypeScript declarations (`.d.ts`) of the sandbox globals, for `wrepl types`.
 //!
 //! [`declarations`] writes one declaration file: the fixed sandbox API of the
-//! guest prelude (`guest-js/src/prelude.js`: `sh`, `cat`, `console`, timers,
+//! guest prelude (`guest-js/src/prelude/`: `sh`, `cat`, `console`, timers,
 //! `registerTool`, ...), one `declare function` per tool bound to a global,
 //! with input and output types generated from the tools' JSON Schemas, and the
 //! input types of script-registered tools in the `RegisteredTools` namespace.

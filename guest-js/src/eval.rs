@@ -1,0 +1,410 @@
+//! The runtime's lifecycle and the evaluation protocol: `boot` (the part that
+//! is the same for every sandbox, captured in the pre-initialised snapshot),
+//! `init` (one sandbox's limits and tools), and `eval` — run a script, drive
+//! its promise through inner-call and timer completions until it settles,
+//! stop on an interrupt or an exhausted heap, and render the outcome.
+
+use std::cell::{Cell, RefCell};
+
+use rquickjs::promise::PromiseState;
+use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
+
+use crate::heap::{self, heap_exhausted, HeapLimit};
+use crate::managed;
+use crate::natives::Sealed;
+use crate::wrepl::sandbox::types::{Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError};
+use crate::wrepl::sandbox::{calls, host};
+
+/// QuickJS stack limit while booting (bytes).
+const BOOT_STACK_LIMIT: usize = 256 << 10;
+
+/// Fields drop in order: the JavaScript values before the context, the
+/// context before the runtime.
+struct Js {
+    stage: Stage,
+    ctx: Context,
+    rt: Runtime,
+}
+
+/// How far a runtime got: booted (the same for every sandbox, and what a
+/// pre-initialised snapshot of the guest holds) or configured by `init`.
+enum Stage {
+    /// The prelude ran; `configure(tools, repoHint)` installs one sandbox's tools.
+    Booted(Persistent<Function<'static>>),
+    /// `init` ran: the control functions that drive each evaluation.
+    Ready(Vec<Persistent<Function<'static>>>),
+}
+
+/// The control object's functions, looked up once by `init` (the object is
+/// only reachable from here).
+#[derive(Clone, Copy)]
+pub(crate) enum Op {
+    BeginEval,
+    Finish,
+    RenderValue,
+    Complete,
+    FireTimer,
+    EndEval,
+    DescribeError,
+}
+
+/// Property names of [`Op`]s on the control object, in order.
+const OPS: [&str; 7] = ["beginEval", "finish", "renderValue", "complete", "fireTimer", "endEval", "describeError"];
+
+/// A configured sandbox's control functions, in one context.
+pub(crate) struct Control<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    fns: &'a [Persistent<Function<'static>>],
+}
+
+impl<'js> Control<'_, 'js> {
+    /// The control function `op`, in this context.
+    pub(crate) fn get(&self, op: Op) -> rquickjs::Result<Function<'js>> {
+        self.fns[op as usize].clone().restore(self.ctx)
+    }
+}
+
+thread_local! {
+    static JS: RefCell<Option<Js>> = const { RefCell::new(None) };
+    /// Latched once the host asked to stop; cleared at the start of each eval.
+    static INTERRUPTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the host asked to stop (polled; latched until the next eval).
+/// Also QuickJS's interrupt handler.
+pub(crate) fn interrupted() -> bool {
+    INTERRUPTED.with(|i| {
+        if !i.get() && host::should_interrupt() {
+            i.set(true);
+        }
+        i.get()
+    })
+}
+
+/// Create the runtime, its context and the managed globals: everything that
+/// is the same for every sandbox. Runs either in `init` or, ahead of time, in
+/// [`preinitialize`] when the guest is pre-initialised into a snapshot.
+fn boot() -> Result<Js, String> {
+    // The heap limit is enforced by the allocator, not by QuickJS (whose own
+    // limit stays off), so an exhausted heap can be recognised.
+    let rt =
+        Runtime::new_with_alloc(HeapLimit::new()).map_err(|e| format!("cannot create the QuickJS runtime: {e}"))?;
+    // `init` sets the sandbox's own stack limit; this one only has to fit
+    // the prelude, well inside the guest's 1 MiB shadow stack.
+    rt.set_max_stack_size(BOOT_STACK_LIMIT);
+    rt.set_interrupt_handler(Some(Box::new(interrupted)));
+    rt.set_loader(Sealed, Sealed);
+    let ctx = Context::full(&rt).map_err(|e| format!("cannot create the QuickJS context: {e}"))?;
+    let configure = ctx.with(|ctx| -> Result<Persistent<Function<'static>>, String> {
+        let configure = managed::boot_prelude(&ctx).catch(&ctx).map_err(|e| format!("prelude failed: {e}"))?;
+        Ok(Persistent::save(&ctx, configure))
+    })?;
+    // Leave no garbage from the prelude in the snapshot.
+    rt.run_gc();
+    Ok(Js { stage: Stage::Booted(configure), ctx, rt })
+}
+
+/// The body of the `wizer-initialize` export: boot and keep the runtime (a
+/// failed boot is reported on the console, then aborts the snapshot step).
+pub(crate) fn preinitialize() {
+    let js = boot().unwrap_or_else(|e| {
+        let msg = format!("wrepl guest boot failed: {e}\n");
+        host::console_write(Stream::Stderr, &msg);
+        panic!("{msg}")
+    });
+    JS.with(|slot| *slot.borrow_mut() = Some(js));
+}
+
+/// The `init` export: boot (unless the snapshot already did), apply the
+/// sandbox's limits and install its tool globals.
+pub(crate) fn init(config: Config) -> Result<(), String> {
+    let mut js = match JS.with(|js| js.borrow_mut().take()) {
+        Some(js) => js,
+        None => boot()?,
+    };
+    let configure = match &js.stage {
+        Stage::Booted(f) => f.clone(),
+        Stage::Ready(_) => {
+            JS.with(|slot| *slot.borrow_mut() = Some(js));
+            return Err("the sandbox is already initialised".into());
+        }
+    };
+    heap::set_limit(config.memory_limit);
+    js.rt.set_max_stack_size(config.stack_limit as usize);
+    let control = js.ctx.with(|ctx| -> Result<Vec<Persistent<Function<'static>>>, String> {
+        let setup = || -> rquickjs::Result<Object<'_>> {
+            let tools = rquickjs::Array::new(ctx.clone())?;
+            for (i, t) in config.tools.iter().enumerate() {
+                let b = Object::new(ctx.clone())?;
+                b.set("name", t.name.as_str())?;
+                b.set("global", t.global.as_str())?;
+                tools.set(i, b)?;
+            }
+            configure.restore(&ctx)?.call((tools, config.repo_hint.as_str()))
+        };
+        let control = setup().catch(&ctx).map_err(|e| format!("sandbox setup failed: {e}"))?;
+        OPS.iter()
+            .map(|name| {
+                let f: Function = control.get(*name).map_err(|e| format!("sandbox control {name} missing: {e}"))?;
+                Ok(Persistent::save(&ctx, f))
+            })
+            .collect()
+    })?;
+    js.stage = Stage::Ready(control);
+    JS.with(|slot| *slot.borrow_mut() = Some(js));
+    Ok(())
+}
+
+/// The `eval` export: run one script in the configured sandbox.
+pub(crate) fn eval(script: String) -> EvalOutcome {
+    INTERRUPTED.with(|i| i.set(false));
+    JS.with(|js| {
+        let js = js.borrow();
+        let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(fns) }) = js.as_ref() else {
+            return outcome_of(internal_error("the sandbox was not initialised".into()));
+        };
+        ctx.with(|ctx| eval_in(&ctx, &Control { ctx: &ctx, fns }, script))
+    })
+}
+
+/// The [`JsError`] for a caught error (a thrown value is described by the prelude).
+pub(crate) fn js_error<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, err: CaughtError<'js>) -> JsError {
+    let value = match err {
+        CaughtError::Exception(e) => e.into_value(),
+        CaughtError::Value(v) => v,
+        CaughtError::Error(e) => return internal_error(e.to_string()),
+    };
+    describe_error(ctx, control, value)
+}
+
+/// An error of the guest itself (not thrown by the script).
+fn internal_error(message: String) -> JsError {
+    JsError { name: "InternalError".into(), message, stack: String::new() }
+}
+
+/// Describe a thrown value with the prelude's `describeError`.
+fn describe_error<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, value: Value<'js>) -> JsError {
+    let described = control.get(Op::DescribeError).and_then(|f| f.call::<_, Object>((value,))).catch(ctx);
+    match described {
+        Ok(o) => JsError {
+            name: o.get("name").unwrap_or_else(|_| "Error".into()),
+            message: o.get("message").unwrap_or_default(),
+            stack: o.get("stack").unwrap_or_default(),
+        },
+        Err(e) => JsError {
+            name: "Error".into(),
+            message: format!("(the thrown value could not be described: {e})"),
+            stack: String::new(),
+        },
+    }
+}
+
+/// Run queued jobs until none is left, the heap is exhausted or the host
+/// asks to stop. The host is asked every [`JOBS_PER_INTERRUPT_CHECK`] jobs
+/// (a long job is stopped by QuickJS's own interrupt checks); callers check
+/// [`interrupted`] when this returns.
+fn run_jobs(ctx: &Ctx<'_>) {
+    let mut n = 0u32;
+    while ctx.execute_pending_job() {
+        n = n.wrapping_add(1);
+        if heap_exhausted() || (n.is_multiple_of(JOBS_PER_INTERRUPT_CHECK) && interrupted()) {
+            return;
+        }
+    }
+}
+
+/// How many queued jobs run between two stop-request checks in [`run_jobs`].
+const JOBS_PER_INTERRUPT_CHECK: u32 = 16;
+
+/// An outcome with nothing in it: no value, no error, not interrupted.
+pub(crate) fn base_outcome() -> EvalOutcome {
+    EvalOutcome {
+        value_json: None,
+        text: String::new(),
+        error: None,
+        interrupted: false,
+        poisoned: None,
+        heap_exhausted: false,
+    }
+}
+
+/// The outcome of an evaluation that failed with `error`.
+pub(crate) fn outcome_of(error: JsError) -> EvalOutcome {
+    EvalOutcome { error: Some(error), ..base_outcome() }
+}
+
+/// The outcome of an evaluation the host stopped.
+pub(crate) fn interrupted_outcome() -> EvalOutcome {
+    EvalOutcome { interrupted: true, ..outcome_of(internal_error("interrupted".into())) }
+}
+
+/// The heap is full: report it without running any more JavaScript (the
+/// host replaces the context).
+pub(crate) fn exhausted_outcome() -> EvalOutcome {
+    EvalOutcome { heap_exhausted: true, ..outcome_of(internal_error("out of memory".into())) }
+}
+
+/// The script failed with `error`, unless describing the thrown value was cut
+/// short by a stop request or the heap ran out on the way.
+fn failure(error: impl FnOnce() -> JsError) -> EvalOutcome {
+    if heap_exhausted() {
+        return exhausted_outcome();
+    }
+    let error = error();
+    if interrupted() {
+        return interrupted_outcome();
+    }
+    if heap_exhausted() {
+        return exhausted_outcome();
+    }
+    outcome_of(error)
+}
+
+/// Evaluate `script` in a configured context: refresh the managed globals, run
+/// it, settle its promise and render the value.
+fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> EvalOutcome {
+    if heap_exhausted() {
+        return exhausted_outcome();
+    }
+    if let Some(stopped) = managed::refresh(ctx, control) {
+        return stopped;
+    }
+    let call = |op: Op| control.get(op);
+    let opts = {
+        let mut o = rquickjs::context::EvalOptions::default();
+        o.global = true;
+        o.strict = false;
+        o.backtrace_barrier = true;
+        o.promise = true;
+        o.filename = Some("<repl>".into());
+        o
+    };
+    let outcome = (|| {
+        let evaluated = ctx.eval_with_options::<Value, _>(script, opts).catch(ctx);
+        // Fast path: the script finished synchronously with a primitive
+        // value (nothing to await or deep-resolve). Its queued jobs still
+        // run first, as on the general path.
+        if let Ok(v) = &evaluated {
+            if let Some(value) = settled_primitive(v) {
+                run_jobs(ctx);
+                if interrupted() {
+                    return interrupted_outcome();
+                }
+                if heap_exhausted() {
+                    return exhausted_outcome();
+                }
+                return match call(Op::RenderValue).and_then(|f| f.call::<_, Object>((value,))).catch(ctx) {
+                    Ok(o) => rendered(&o),
+                    Err(e) => failure(|| js_error(ctx, control, e)),
+                };
+            }
+        }
+        let started = evaluated.and_then(|p| call(Op::Finish).and_then(|f| f.call::<_, Promise>((p,))).catch(ctx));
+        let promise = match started {
+            Ok(p) => p,
+            Err(e) => {
+                if interrupted() {
+                    return interrupted_outcome();
+                }
+                return failure(|| js_error(ctx, control, e));
+            }
+        };
+        loop {
+            run_jobs(ctx);
+            if interrupted() {
+                return interrupted_outcome();
+            }
+            if heap_exhausted() {
+                return exhausted_outcome();
+            }
+            match promise.state() {
+                PromiseState::Resolved => {
+                    let v: rquickjs::Result<Object> = promise
+                        .result()
+                        .unwrap_or_else(|| Err(rquickjs::Error::new_from_js("pending", "settled result")));
+                    return match v {
+                        Ok(o) => rendered(&o),
+                        Err(e) => failure(|| internal_error(format!("result could not be read: {e}"))),
+                    };
+                }
+                PromiseState::Rejected => {
+                    let reason: Value = match promise.result::<Value>() {
+                        Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                        Some(Ok(v)) => v,
+                        _ => ctx.catch(),
+                    };
+                    return failure(|| describe_error(ctx, control, reason));
+                }
+                PromiseState::Pending => {}
+            }
+            match calls::next_completion() {
+                None => {
+                    return outcome_of(JsError {
+                        name: "Error".into(),
+                        message: "the script's promise can never settle: it awaits something that nothing will resolve (no inner call or timer is pending)".into(),
+                        stack: String::new(),
+                    })
+                }
+                Some(Completion::Interrupted) => {
+                    INTERRUPTED.with(|i| i.set(true));
+                    return interrupted_outcome();
+                }
+                Some(Completion::Timer(id)) => {
+                    let _ = call(Op::FireTimer)
+                        .and_then(|f| f.call::<_, ()>((id,)))
+                        .catch(ctx);
+                }
+                Some(Completion::Call(done)) => {
+                    let (ok, payload, kind) = match done.outcome {
+                        Ok(json) => (true, json, String::new()),
+                        Err(e) => (false, e.message, e.kind),
+                    };
+                    let _ = call(Op::Complete)
+                        .and_then(|f| f.call::<_, ()>((done.id, ok, payload, kind)))
+                        .catch(ctx);
+                }
+            }
+        }
+    })();
+    if outcome.heap_exhausted || heap_exhausted() {
+        // No more JavaScript in this context; the host replaces it (and with
+        // it every timer and pending call).
+        return if outcome.interrupted { EvalOutcome { heap_exhausted: true, ..outcome } } else { exhausted_outcome() };
+    }
+    // Timers and pending calls do not outlive the eval.
+    let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
+    if outcome.interrupted {
+        // Jobs queued by the interrupted script would otherwise run at the
+        // start of the next eval. With the interrupt latched, each one is
+        // stopped at its first interrupt check; bounded in case of a flood.
+        let mut n = 0;
+        while n < 100_000 && ctx.execute_pending_job() {
+            n += 1;
+        }
+    }
+    outcome
+}
+
+/// The outcome of a completed evaluation from the prelude's rendering of its
+/// value (`renderValue`: `{ json, text }`).
+fn rendered(o: &Object<'_>) -> EvalOutcome {
+    EvalOutcome {
+        value_json: o.get::<_, Option<String>>("json").ok().flatten(),
+        text: o.get("text").unwrap_or_default(),
+        ..base_outcome()
+    }
+}
+
+/// The value of an evaluation's promise when it is already fulfilled with a
+/// primitive other than `undefined` (which stands for the per-eval `o`).
+/// QuickJS fulfils it with a plain `{ value }` object of its own.
+fn settled_primitive<'js>(evaluated: &Value<'js>) -> Option<Value<'js>> {
+    let promise = evaluated.as_promise()?;
+    if promise.state() != PromiseState::Resolved {
+        return None;
+    }
+    let completion: Object = promise.result::<Object>()?.ok()?;
+    let value: Value = completion.get("value").ok()?;
+    let primitive = !(value.is_object() || value.is_function() || value.is_undefined());
+    primitive.then_some(value)
+}

@@ -1,0 +1,108 @@
+//! What Rust installs into the JavaScript runtime: the native bridge object
+//! the prelude captures once at boot (inner tool calls, timers, console
+//! output, randomness, tool registration, the managed-globals check) and the
+//! sealed module loader. Each native is a thin adapter onto one WIT import;
+//! the prelude does the validation that needs JavaScript semantics.
+
+use rquickjs::loader::{ImportAttributes, Loader, Resolver};
+use rquickjs::{Ctx, Exception, Function, Module, Object, Value};
+
+use crate::managed::stale_managed;
+use crate::wrepl::sandbox::types::ConsoleStream as Stream;
+use crate::wrepl::sandbox::{calls, host};
+
+/// Message used wherever a module load is attempted.
+const SEALED: &str = "modules are not available in the wrepl sealed sandbox: import/require cannot load anything; use the provided globals (tools, console, timers) instead";
+
+/// Refuses every module: the sandbox is sealed.
+pub(crate) struct Sealed;
+
+impl Resolver for Sealed {
+    fn resolve<'js>(
+        &mut self,
+        ctx: &Ctx<'js>,
+        _base: &str,
+        _name: &str,
+        _attributes: Option<ImportAttributes<'js>>,
+    ) -> rquickjs::Result<String> {
+        Err(Exception::throw_type(ctx, SEALED))
+    }
+}
+
+impl Loader for Sealed {
+    fn load<'js>(
+        &mut self,
+        ctx: &Ctx<'js>,
+        _name: &str,
+        _attributes: Option<ImportAttributes<'js>>,
+    ) -> rquickjs::Result<Module<'js, rquickjs::module::Declared>> {
+        Err(Exception::throw_type(ctx, SEALED))
+    }
+}
+
+fn stream_of(n: i32) -> Stream {
+    if n == 2 {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    }
+}
+
+/// The native bridge object handed to the prelude (its `native` parameter).
+pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let native = Object::new(ctx.clone())?;
+    native.set(
+        "startCall",
+        Function::new(ctx.clone(), |ctx: Ctx<'_>, tool: String, input: String| -> rquickjs::Result<u32> {
+            match calls::start_call(&tool, &input) {
+                Ok(id) => Ok(id),
+                Err(e) => {
+                    let err = Exception::from_message(ctx.clone(), &e.message)?;
+                    err.set("name", "ToolCallError")?;
+                    err.set("kind", e.kind)?;
+                    Err(ctx.throw(err.into_value()))
+                }
+            }
+        })?,
+    )?;
+    native.set("cancelCall", Function::new(ctx.clone(), |id: u32| calls::cancel_call(id))?)?;
+    native.set(
+        "setTimer",
+        Function::new(ctx.clone(), |id: u32, ms: f64| -> bool {
+            let ms = if ms.is_finite() && ms > 0.0 { ms.min(i32::MAX as f64) as u32 } else { 0 };
+            host::set_timer(id, ms)
+        })?,
+    )?;
+    native.set("clearTimer", Function::new(ctx.clone(), |id: u32| host::clear_timer(id))?)?;
+    native.set(
+        "write",
+        Function::new(ctx.clone(), |stream: i32, text: String| host::console_write(stream_of(stream), &text))?,
+    )?;
+    native.set(
+        "random",
+        Function::new(ctx.clone(), || -> f64 {
+            // 53 random bits -> [0, 1)
+            (host::random_u64() >> 11) as f64 / (1u64 << 53) as f64
+        })?,
+    )?;
+    native.set(
+        "registerTool",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'_>,
+             name: String,
+             description: String,
+             schema: String,
+             display: String|
+             -> rquickjs::Result<()> {
+                host::register_tool(&name, &description, &schema, &display)
+                    .map_err(|msg| Exception::throw_type(&ctx, &format!("registerTool: {msg}")))
+            },
+        )?,
+    )?;
+    native.set("unregisterTool", Function::new(ctx.clone(), |name: String| host::unregister_tool(&name))?)?;
+    native.set("isPromise", Function::new(ctx.clone(), |v: Value<'_>| v.is_promise())?)?;
+    native.set("staleManaged", Function::new(ctx.clone(), stale_managed)?)?;
+    native.set("sealed", SEALED)?;
+    Ok(native)
+}

@@ -1,0 +1,84 @@
+// wrepl managed globals. Evaluated once per runtime; the completion value is a
+// function the Rust side calls with the native bridge. That returns
+// `configure(tools, repoHint)`, which installs one sandbox's tool globals and
+// returns the control object that drives each evaluation. Nothing here is
+// trusted by the host: every import re-validates what it receives.
+(function (native) {
+  "use strict";
+  const G = globalThis;
+  const ObjectKeys = Object.keys;
+  const ObjectDefine = Object.defineProperty;
+  const ObjectGetProto = Object.getPrototypeOf;
+  const ArrayIsArray = Array.isArray;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const PromiseCtor = Promise;
+  const MapCtor = Map;
+  const SetCtor = Set;
+  const ErrorCtor = Error;
+  const StringCtor = String;
+  const FunctionToString = Function.prototype.toString;
+  const nativeStart = native.startCall;
+  const nativeSetTimer = native.setTimer;
+  const nativeClearTimer = native.clearTimer;
+  const nativeWrite = native.write;
+  const SEALED = native.sealed;
+  const nativeIsPromise = native.isPromise;
+  const nativeStaleManaged = native.staleManaged;
+  // Intrinsics captured before any script runs: rendering, the result
+  // pipeline and the timer/call plumbing never consult the realm's
+  // (script-replaceable) built-ins, prototypes or species.
+  const ReflectApply = Reflect.apply;
+  const ReflectDefine = Reflect.defineProperty;
+  const ReflectDelete = Reflect.deleteProperty;
+  const ObjectSetProto = Object.setPrototypeOf;
+  const ObjectGetOwnDesc = Object.getOwnPropertyDescriptor;
+  const ObjectGetOwnNames = Object.getOwnPropertyNames;
+  const ObjectAssign = Object.assign;
+  const ObjectProto = Object.prototype;
+  const NumberCtor = Number;
+  const NumberIsFinite = Number.isFinite;
+  const PromiseThen = Promise.prototype.then;
+  const PromiseReject = Promise.reject;
+  const ErrorProto = Error.prototype;
+  const ErrorIsError = typeof Error.isError === "function" ? Error.isError : null;
+  const DateGetTime = Date.prototype.getTime;
+  const DateToISO = Date.prototype.toISOString;
+  const MapGet = Map.prototype.get, MapSet = Map.prototype.set, MapHas = Map.prototype.has;
+  const MapDelete = Map.prototype.delete, MapClear = Map.prototype.clear;
+  const MapEntries = Map.prototype.entries, MapKeys = Map.prototype.keys;
+  const MapSize = ObjectGetOwnDesc(Map.prototype, "size").get;
+  const MapIterNext = ObjectGetProto(new Map().entries()).next;
+  const SetHas = Set.prototype.has, SetAdd = Set.prototype.add, SetDelete = Set.prototype.delete;
+  const SetValues = Set.prototype.values;
+  const SetSize = ObjectGetOwnDesc(Set.prototype, "size").get;
+  const SetIterNext = ObjectGetProto(new Set().values()).next;
+  const ArrayBufferIsView = ArrayBuffer.isView;
+  const TypedArrayLength = ObjectGetOwnDesc(ObjectGetProto(Uint8Array.prototype), "length").get;
+  const StringSlice = String.prototype.slice;
+  const StringToWellFormed = typeof String.prototype.toWellFormed === "function" ? String.prototype.toWellFormed : null;
+  const RegExpExec = RegExp.prototype.exec;
+  function call(f, self, ...args) { return ReflectApply(f, self, args); }
+  // Strings cross into the host as UTF-8: lone surrogates become U+FFFD.
+  function wellFormed(s) { return StringToWellFormed === null ? s : ReflectApply(StringToWellFormed, s, []); }
+  function inherits(v, proto) {
+    for (let p = ObjectGetProto(v), i = 0; p !== null && i < 1000; p = ObjectGetProto(p), i++) if (p === proto) return true;
+    return false;
+  }
+  function isError(v) {
+    if ((typeof v !== "object" && typeof v !== "function") || v === null) return false;
+    return (ErrorIsError !== null && ErrorIsError(v)) || inherits(v, ErrorProto);
+  }
+  function brand(getter, v) { try { call(getter, v); return true; } catch (_) { return false; } }
+  // Data descriptors with no prototype: a script's Object.prototype.get/set cannot reach them.
+  function dataDesc(value) { return { __proto__: null, value, writable: true, configurable: true, enumerable: false }; }
+  const NO_CTOR = dataDesc(undefined);
+
+  // Managed globals, refreshed at the start of every evaluation.
+  const managedNames = [], managedValues = [];
+  function define(name, value) {
+    ObjectDefine(G, name, dataDesc(value));
+    managedNames[managedNames.length] = name;
+    managedValues[managedValues.length] = value;
+  }
+

@@ -1,0 +1,65 @@
+  // ---- dynamic tools --------------------------------------------------------
+  const nativeRegister = native.registerTool;
+  const nativeUnregister = native.unregisterTool;
+  const registered = new MapCtor();
+  const NAME_RE = /^[a-zA-Z0-9_-]{1,111}$/;
+  // Every global that exists once the sandbox is configured (so the
+  // registration API's own names are in it), and the per-eval `o`: the
+  // globals of the boot (captured below, once, in the pre-initialised
+  // snapshot) plus those `configure` defines.
+  let bootNames = null, configNames = null;
+  function isBuiltin(name) { return name === "o" || call(SetHas, bootNames, name) || call(SetHas, configNames, name); }
+  function toolInfo(name, t) {
+    return { name, wireName: "eval_registered__" + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
+  }
+  define("registerTool", function registerTool(name, description, schema, handler, options) {
+    if (typeof name !== "string" || call(RegExpExec, NAME_RE, name) === null) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
+    if (isBuiltin(name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
+    if (typeof description !== "string") throw new TypeError("registerTool: the description must be a string");
+    if (typeof handler !== "function") throw new TypeError("registerTool: the handler must be a function");
+    if (schema === null || typeof schema !== "object" || ArrayIsArray(schema)) throw new TypeError("registerTool: the schema must be a JSON Schema object");
+    let schemaJson;
+    try { schemaJson = JSONStringify(schema); } catch (e) { throw new TypeError("registerTool: the schema is not JSON-serializable: " + describeError(e).message); }
+    if (typeof schemaJson !== "string") throw new TypeError("registerTool: the schema is not JSON-serializable");
+    let displayName = "";
+    if (options !== null && typeof options === "object" && typeof options.displayName === "string") displayName = options.displayName;
+    nativeRegister(name, wellFormed(description), schemaJson, wellFormed(displayName));
+    call(MapSet, registered, name, { __proto__: null, description, schemaJson, handler, displayName });
+    return "eval_registered__" + name;
+  });
+  define("unregisterTool", function unregisterTool(name) {
+    const key = wellFormed(StringCtor(name));
+    const had = call(MapDelete, registered, key);
+    nativeUnregister(key);
+    return had;
+  });
+  define("listTools", function listTools() {
+    const out = [];
+    const it = call(MapEntries, registered);
+    for (let n = 0; ; n++) {
+      const r = call(MapIterNext, it);
+      if (r.done) break;
+      ReflectDefine(out, n, { __proto__: null, value: toolInfo(r.value[0], r.value[1]), writable: true, enumerable: true, configurable: true });
+    }
+    return out;
+  });
+  define("getTool", function getTool(name) {
+    const t = call(MapGet, registered, StringCtor(name));
+    return t ? toolInfo(StringCtor(name), t) : undefined;
+  });
+  // Used by the host's synthetic invocation script; not for scripts.
+  define("__wrepl_invoke_registered", async function (name, input) {
+    const t = call(MapGet, registered, name);
+    if (!t) throw new SandboxError("no registered tool named " + name);
+    let out;
+    try {
+      out = await t.handler(input);
+    } catch (e) {
+      if (isError(e)) throw e;
+      const err = new ErrorCtor("the tool " + name + " threw a non-Error value: " + safeText(e));
+      err.name = "ToolHandlerError";
+      throw err;
+    }
+    return out;
+  });
+
