@@ -330,7 +330,14 @@ impl Repl {
             serde_json::Value::String(name.to_string()),
             admission.input()
         );
-        let mut result = self.eval(&code, opts).await?;
+        let mut result = match self.eval(&code, opts).await {
+            Ok(r) => r,
+            Err(e) => {
+                // The call still ends in the pipeline (its error event and hooks).
+                self.dispatcher.settle(admission, Err(e.to_string())).await;
+                return Err(e);
+            }
+        };
         let outcome = match &result.error {
             Some(e) => Err(format!("{}: {}", e.name, e.message)),
             None => Ok((result.result.clone().unwrap_or(serde_json::Value::Null), result.text.clone())),
