@@ -208,7 +208,17 @@ impl Connection {
                 Err(refusal) => return Ok(input_error(format!("wrepl: {}", refusal.failure.message))),
             };
             let code = admission.input()["code"].as_str().unwrap_or_default().to_string();
-            let r = repl.eval(&code, opts).await?;
+            let mut r = match repl.eval(&code, opts).await {
+                Ok(r) => r,
+                Err(e) => {
+                    // The call still ends in the pipeline (its error event and hooks).
+                    dispatcher.settle(admission, Err(e.to_string())).await;
+                    return Err(e);
+                }
+            };
+            for w in &admission.warnings {
+                r.stderr.push_str(&format!("[wrepl] {w}\n"));
+            }
             let new_tools = new_definitions(repl, &r);
             let settled = Settled { result: r, restore, new_tools };
             let out = outer_result(&code, &settled, text_cap);
@@ -216,6 +226,10 @@ impl Connection {
             let text = out.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<String>();
             let verdict = if settled.result.failed() { Err(text) } else { Ok((response, text)) };
             let settlement = dispatcher.settle(admission, verdict).await;
+            for w in &settlement.warnings {
+                // After the result was assembled: the server's log (stderr).
+                eprintln!("wrepl: {w}");
+            }
             Ok(match settlement.blocked {
                 Some(reason) => {
                     input_error(format!("the result of {REPL_TOOL} was withheld by a PostToolUse hook: {reason}"))
