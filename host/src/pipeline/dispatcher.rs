@@ -396,11 +396,8 @@ impl Dispatcher {
                         matched = Some(m);
                     }
                 }
-                let fallback = if tool.read_only(input) {
-                    (Decision::Allow, format!("{tool_name} is read-only and confined to the workspace"))
-                } else {
-                    (Decision::Ask, format!("permission to use {tool_name} was not granted"))
-                };
+                // The reason is only formatted when the fallback decides (not on the hot path).
+                let fallback = if tool.read_only(input) { Decision::Allow } else { Decision::Ask };
                 (matched, fallback, None)
             }
             Gate::Front { default, .. } => {
@@ -412,14 +409,18 @@ impl Dispatcher {
                 };
                 let matched = self.p.rules.evaluate(&req);
                 match default {
-                    FrontDefault::Allow => {
-                        (matched, (Decision::Allow, format!("{tool_name} is served by wrepl itself")), None)
-                    }
-                    FrontDefault::AlwaysAsk(q) => (matched, (Decision::Ask, q.clone()), Some(q.as_str())),
+                    FrontDefault::Allow => (matched, Decision::Allow, None),
+                    FrontDefault::AlwaysAsk(q) => (matched, Decision::Ask, Some(q.as_str())),
                 }
             }
         };
-        let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, fallback);
+        let fallback_why = || match (gate, fallback) {
+            (Gate::Front { default: FrontDefault::AlwaysAsk(q), .. }, _) => q.clone(),
+            (Gate::Front { .. }, _) => format!("{tool_name} is served by wrepl itself"),
+            (Gate::Tool(_), Decision::Allow) => format!("{tool_name} is read-only and confined to the workspace"),
+            (Gate::Tool(_), _) => format!("permission to use {tool_name} was not granted"),
+        };
+        let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
         if let Some(q) = always_ask.filter(|_| decision != Decision::Deny) {
             (decision, why) = (Decision::Ask, q.to_string());
         }

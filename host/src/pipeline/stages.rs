@@ -43,7 +43,7 @@ pub(super) fn decide(
     matched: Option<Matched>,
     hook: Option<Decision>,
     hook_reason: Option<String>,
-    fallback: (Decision, String),
+    fallback: (Decision, impl FnOnce() -> String),
 ) -> (Decision, String) {
     let hook_why = |d: &str| match &hook_reason {
         Some(r) => format!("a PreToolUse hook {d} {tool}: {r}"),
@@ -71,7 +71,7 @@ pub(super) fn decide(
     if hook == Some(Decision::Allow) {
         return (Decision::Allow, hook_why("allowed"));
     }
-    fallback
+    (fallback.0, (fallback.1)())
 }
 
 pub(super) fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> Result<(), CallFailure> {
@@ -159,8 +159,8 @@ mod tests {
     #[test]
     fn decisions_follow_precedence() {
         let m = |d| Some(Matched { decision: d, rule: "R".into() });
-        let ask = || (Decision::Ask, String::from("not granted"));
-        let allow = || (Decision::Allow, String::from("read-only"));
+        let ask = || (Decision::Ask, || String::from("not granted"));
+        let allow = || (Decision::Allow, || String::from("read-only"));
         assert_eq!(decide("Write", m(Decision::Deny), Some(Decision::Allow), None, ask()).0, Decision::Deny);
         assert_eq!(decide("Write", m(Decision::Allow), Some(Decision::Deny), None, ask()).0, Decision::Deny);
         assert_eq!(decide("Write", m(Decision::Ask), Some(Decision::Allow), None, ask()).0, Decision::Ask);
