@@ -94,6 +94,8 @@ pub use pipeline::dispatcher::{
 pub use pipeline::events::{EventSink, Phase, ProgressEvent};
 pub use pipeline::permissions::Decision;
 pub use pipeline::settings::{Settings, SettingsError};
+/// How `Bash` commands are confined (Landlock, namespaces; see the module docs), and what works here.
+pub use process::confine as confinement;
 pub use repl::{
     cap_text, parse_timeout, timeout_from_ms, BlockVerdict, EvalOptions, EvalResult, Limits, Repl, ReplBuilder,
     ReplError, RestoreReport, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS, HARD_WALL_MS,

@@ -1,6 +1,6 @@
-//! The `wrepl` command line: starts the async runtime, runs the parsed
-//! command (see [`cli`]) and maps its outcome to the exit status — the
-//! command's own status, or 2 when it could not run.
+//! The `wrepl` command line: makes the process non-dumpable, starts the
+//! async runtime, runs the parsed command (see [`cli`]) and maps its outcome
+//! to the exit status — the command's own status, or 2 when it could not run.
 
 use std::process::ExitCode;
 
@@ -9,6 +9,11 @@ use clap::Parser;
 mod cli;
 
 fn main() -> ExitCode {
+    // First of all: no core dumps, and no other process of the user may
+    // ptrace wrepl or read its memory or /proc/<pid>/environ (API keys).
+    if let Err(e) = wrepl::confinement::set_not_dumpable() {
+        eprintln!("wrepl: warning: cannot make the process non-dumpable (PR_SET_DUMPABLE): {e}");
+    }
     let cli = cli::Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

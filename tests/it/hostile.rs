@@ -37,6 +37,15 @@
 //!   - `fifo`: `pipe`, a named pipe nobody writes to;
 //!   - `files`: `a.txt` (`alpha`) and `sub/b.txt` (`beta`);
 //!   - `symlink-loop`: `loop` → `.`, and `cyc1` ↔ `cyc2` (a cycle of links).
+//!   - `protected-state`: wrepl's own state inside the root, protected as the
+//!     CLI and the builder protect it: a compile cache `cache/` (`guest.cwasm`,
+//!     `cache.key`, `pic.png`), a session store `state/sessions.sqlite3` with
+//!     its `-wal` and `-shm`, `settings.json`, `mcp.json` and a hook script
+//!     `hooks/guard.sh` (protected when the case's settings run it); links to
+//!     them: `innocent` → `cache`, `readme.md` → `settings.json`, `db` → the
+//!     store, `st` → `state`; and `notes.txt`, an ordinary file. Every file
+//!     holds the marker `PROTECTED-STATE`. After the case, each protected file
+//!     must have its bytes and no file may have appeared under `cache/` or `state/`.
 //! - `known-bug: <one line>` — the case currently fails because of a real
 //!   host/guest defect; a failure is reported (printed), not fatal. A known-bug
 //!   case that passes fails the suite, so the marker is removed with the fix.
@@ -242,7 +251,21 @@ fn parse_case(file: &str, text: &str) -> Result<Case, String> {
     Ok(case)
 }
 
-const SETUPS: &[&str] = &["symlink-escape", "dev-links", "big-file", "many-lines", "fifo", "files", "symlink-loop"];
+const SETUPS: &[&str] =
+    &["symlink-escape", "dev-links", "big-file", "many-lines", "fifo", "files", "symlink-loop", "protected-state"];
+
+/// The files of the `protected-state` setup (relative to the root) and their content.
+const PROTECTED_STATE: &[(&str, &[u8])] = &[
+    ("cache/guest.cwasm", b"WREPLCW1 PROTECTED-STATE compiled guest\n"),
+    ("cache/cache.key", b"PROTECTED-STATE key material 0123456789abcdef\n"),
+    ("cache/pic.png", b"\x89PNG\r\n\x1a\n PROTECTED-STATE image in the cache\n"),
+    ("state/sessions.sqlite3", b"SQLite format 3\0 PROTECTED-STATE other sessions\n"),
+    ("state/sessions.sqlite3-wal", b"PROTECTED-STATE wal\n"),
+    ("state/sessions.sqlite3-shm", b"PROTECTED-STATE shm\n"),
+    ("settings.json", b"{\"permissions\": {\"deny\": [\"Bash\"]}, \"x\": \"PROTECTED-STATE\"}\n"),
+    ("mcp.json", b"{\"mcpServers\": {}, \"x\": \"PROTECTED-STATE\"}\n"),
+    ("hooks/guard.sh", b"#!/bin/sh\n# PROTECTED-STATE hook\ncat > /dev/null\n"),
+];
 
 fn load_cases() -> Vec<Case> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/hostile");
@@ -323,6 +346,22 @@ fn prepare(case: &Case) -> Dirs {
                 std::os::unix::fs::symlink(".", root.join("loop")).unwrap();
                 std::os::unix::fs::symlink("cyc2", root.join("cyc1")).unwrap();
                 std::os::unix::fs::symlink("cyc1", root.join("cyc2")).unwrap();
+            }
+            "protected-state" => {
+                for (rel, body) in PROTECTED_STATE {
+                    let p = root.join(rel);
+                    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                    std::fs::write(p, body).unwrap();
+                }
+                std::fs::write(root.join("notes.txt"), "an ordinary file naming PROTECTED-STATE\n").unwrap();
+                for (link, target) in [
+                    ("innocent", "cache"),
+                    ("readme.md", "settings.json"),
+                    ("db", "state/sessions.sqlite3"),
+                    ("st", "state"),
+                ] {
+                    std::os::unix::fs::symlink(target, root.join(link)).unwrap();
+                }
             }
             other => unreachable!("setup {other} was validated"),
         }
@@ -439,15 +478,47 @@ fn check_outcome(case: &Case, r: &EvalResult) -> Result<(), String> {
 }
 
 async fn build_repl(case: &Case, dirs: &Dirs) -> Repl {
-    builder()
+    let mut b = builder()
         .roots([dirs.root.as_path()])
         .settings(Settings::from_json(&case.settings).expect("settings were validated"))
         .allow(case.tools.iter().cloned())
         .session_id(format!("hostile-{}", case.file))
-        .with_limits(|l| l.hard_wall = HARD_WALL)
-        .build()
-        .await
-        .expect("repl")
+        .with_limits(|l| l.hard_wall = HARD_WALL);
+    if case.setup.iter().any(|s| s == "protected-state") {
+        // As the CLI protects its settings file and MCP configuration, and
+        // the builder its session store and the engine's compile cache (the
+        // hook script is protected by the builder from the case's settings).
+        b = b
+            .protect(dirs.root.join("cache"))
+            .protect(dirs.root.join("settings.json"))
+            .protect(dirs.root.join("mcp.json"))
+            .protect_store(dirs.root.join("state/sessions.sqlite3"));
+    }
+    b.build().await.expect("repl")
+}
+
+/// The bytes (or absence) of the `protected-state` files a case must leave
+/// alone, and the names under `cache/` and `state/`.
+type ProtectedSnapshot = (Vec<(String, Option<Vec<u8>>)>, Vec<String>);
+
+/// A [`ProtectedSnapshot`] of the root, for cases with the `protected-state` setup.
+fn protected_snapshot(case: &Case, root: &Path) -> Option<ProtectedSnapshot> {
+    if !case.setup.iter().any(|s| s == "protected-state") {
+        return None;
+    }
+    let files = PROTECTED_STATE
+        .iter()
+        .filter(|(rel, _)| *rel != "hooks/guard.sh" || case.settings.contains("guard.sh"))
+        .map(|(rel, _)| (rel.to_string(), std::fs::read(root.join(rel)).ok()))
+        .collect();
+    let mut names = Vec::new();
+    for dir in ["cache", "state"] {
+        for e in std::fs::read_dir(root.join(dir)).into_iter().flatten().flatten() {
+            names.push(format!("{dir}/{}", e.file_name().to_string_lossy()));
+        }
+    }
+    names.sort();
+    Some((files, names))
 }
 
 /// Run one case and check every invariant; `Err` lists the violations.
@@ -455,6 +526,7 @@ async fn run_case(case: Case) -> Result<(), String> {
     let dirs = prepare(&case);
     let outside_before = snapshot(&dirs.base, Some(&dirs.root));
     let root_before = snapshot(&dirs.root, None);
+    let protected_before = protected_snapshot(&case, &dirs.root);
     let code = case
         .code
         .replace("{{ROOT}}", &dirs.root.display().to_string())
@@ -547,6 +619,9 @@ async fn run_case(case: Case) -> Result<(), String> {
     let outside = diff(&outside_before, &snapshot(&dirs.base, Some(&dirs.root)));
     if !outside.is_empty() {
         problems.push(format!("side effects outside the workspace: {outside:?}"));
+    }
+    if protected_snapshot(&case, &dirs.root) != protected_before {
+        problems.push("wrepl's own state (the protected-state files) changed".into());
     }
     let writes = case.tools.iter().any(|t| ["Write", "Edit", "Bash"].iter().any(|w| t.starts_with(w)));
     if !writes {

@@ -256,6 +256,7 @@ fn ctx(dir: &std::path::Path, progress: Option<ProgressFn>) -> (ToolContext, Can
         cancel: cancel.clone(),
         timeout: Duration::from_secs(30),
         progress,
+        confinement: Default::default(),
     };
     (c, cancel)
 }

@@ -26,6 +26,8 @@ struct Seen {
     list_changed: AtomicUsize,
     samplings: Mutex<Vec<CreateMessageRequestParams>>,
     elicitations: Mutex<Vec<String>>,
+    /// The whole `elicitation/create` params (with `_meta`), as JSON.
+    elicitation_requests: Mutex<Vec<Value>>,
     custom: Mutex<Vec<CustomNotification>>,
 }
 
@@ -60,10 +62,14 @@ impl ClientHandler for TestClient {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let message = serde_json::to_value(&request).unwrap()["message"].as_str().unwrap_or_default().to_string();
+        let mut whole = serde_json::to_value(&request).unwrap();
+        // rmcp moves the request's `_meta` into the context
+        whole["_meta"] = serde_json::to_value(&context.meta).unwrap();
+        let message = whole["message"].as_str().unwrap_or_default().to_string();
         self.seen.elicitations.lock().unwrap().push(message.clone());
+        self.seen.elicitation_requests.lock().unwrap().push(whole);
         Ok(if message.contains(self.approve_word) {
             ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true}))
         } else {
@@ -256,6 +262,35 @@ async fn stdio_session_end_to_end() {
     let e = service.call_tool(CallToolRequestParams::new("nope")).await;
     assert!(e.is_err(), "unknown tools are protocol errors");
 
+    service.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_long_approval_question_says_how_long_and_carries_the_whole_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(true, "Write");
+    let seen = c.seen.clone();
+    let service = start_stdio(c, dir.path(), &[]).await;
+    // a short input is shown whole
+    let r = call(&service, "repl", json!({"code": "await put('short.txt', 'tiny'); 'ok'"})).await;
+    assert_eq!(structured(&r)["result"], json!("ok"), "{r:?}");
+    let asked = seen.elicitations.lock().unwrap().last().cloned().unwrap();
+    assert!(asked.contains(r#""content":"tiny""#) && asked.contains("short.txt"), "{asked}");
+    // a long one: the question says how long it is, and the request carries all of it
+    let code = "await put('long.txt', 'ab'.repeat(10000) + 'THE-END'); 'ok'";
+    let r = call(&service, "repl", json!({"code": code})).await;
+    assert_eq!(structured(&r)["result"], json!("ok"), "{r:?}");
+    let written = std::fs::read_to_string(dir.path().join("long.txt")).unwrap();
+    assert_eq!(written.len(), 20007);
+    let request = seen.elicitation_requests.lock().unwrap().last().cloned().unwrap();
+    let message = request["message"].as_str().unwrap();
+    let input = request["_meta"][wrepl::mcp::server::APPROVAL_INPUT_META].as_str().expect("the whole input in _meta");
+    let input: Value = serde_json::from_str(input).unwrap();
+    assert_eq!(input["content"], json!(written), "the approved text is exactly what was written");
+    let total = request["_meta"]["wrepl/inputChars"].as_u64().unwrap();
+    assert!(total > 20007, "{total}");
+    assert!(message.contains(&format!("Input ({total} characters")), "{}", &message[..300]);
+    assert!(message.contains("more characters]") && !message.contains("THE-END"), "the cut is announced");
     service.cancel().await.unwrap();
 }
 
@@ -462,50 +497,112 @@ async fn stdio_session_resumes_after_restart() {
     service.cancel().await.unwrap();
 }
 
-/// Start `wrepl serve --http 127.0.0.1:0 ARGS`; returns the child and its URL.
-pub(crate) async fn start_http(root: &Path, extra: &[&str]) -> (tokio::process::Child, String) {
+/// A running `wrepl serve --http` process.
+pub(crate) struct HttpServer {
+    pub(crate) child: tokio::process::Child,
+    /// `http://ADDR/mcp`.
+    pub(crate) url: String,
+    /// `ADDR` (host:port).
+    pub(crate) addr: String,
+    /// The token it printed at start (a generated one), if any.
+    pub(crate) token: Option<String>,
+    /// Everything it wrote to stderr so far (kept up to date).
+    pub(crate) stderr: Arc<Mutex<Vec<String>>>,
+}
+
+/// A `wrepl serve --http` process that exited before listening.
+#[derive(Debug)]
+pub(crate) struct NotServing {
+    pub(crate) status: std::process::ExitStatus,
+    pub(crate) stderr: Vec<String>,
+}
+
+/// Start `wrepl serve --http LISTEN --root ROOT ARGS` with `env` added (and
+/// no inherited `WREPL_TOKEN`); returns once it listens, or how it ended.
+pub(crate) async fn spawn_http(
+    root: &Path,
+    listen: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Result<HttpServer, NotServing> {
     // reqwest is built without a default TLS provider; plain http still needs one installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["serve", "--http", "127.0.0.1:0", "--root"])
-        .arg(root)
-        .args(extra)
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
+    cmd.args(["serve", "--http", listen, "--root"]).arg(root).args(extra).env_remove("WREPL_TOKEN");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.stderr(std::process::Stdio::piped()).kill_on_drop(true).spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let found = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            seen.lock().unwrap().push(line.clone());
             if let Some(u) = line.strip_prefix("wrepl: serving MCP at ") {
-                return u.to_string();
+                return Some(u.to_string());
             }
         }
-        panic!("wrepl serve --http exited without listening");
+        None
     })
     .await
-    .unwrap();
-    (child, url)
+    .expect("wrepl serve --http neither listened nor exited within 60 s");
+    let Some(url) = found else {
+        let status = child.wait().await.unwrap();
+        return Err(NotServing { status, stderr: seen.lock().unwrap().clone() });
+    };
+    // Keep draining stderr so the server never blocks on (or fails writing to) it.
+    let sink = seen.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    let token = seen.lock().unwrap().iter().find_map(|l| l.strip_prefix("wrepl: access token: ").map(str::to_string));
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    Ok(HttpServer { child, url, addr, token, stderr: seen })
+}
+
+/// Start `wrepl serve --http 127.0.0.1:0 ARGS --no-auth` (loopback, no
+/// token: for tests about other things); returns the child and its URL.
+pub(crate) async fn start_http(root: &Path, extra: &[&str]) -> (tokio::process::Child, String) {
+    let mut args = vec!["--no-auth"];
+    args.extend_from_slice(extra);
+    let s = spawn_http(root, "127.0.0.1:0", &args, &[]).await.expect("wrepl serve --http --no-auth");
+    (s.child, s.url)
+}
+
+/// Start `wrepl serve --http 127.0.0.1:0 ARGS` with a generated token.
+pub(crate) async fn start_http_with_token(root: &Path, extra: &[&str]) -> HttpServer {
+    let s = spawn_http(root, "127.0.0.1:0", extra, &[]).await.expect("wrepl serve --http");
+    assert!(s.token.is_some(), "no token printed: {:?}", s.stderr.lock().unwrap());
+    s
+}
+
+/// An rmcp streamable HTTP transport to `url` sending `token` as bearer.
+pub(crate) fn http_transport(url: &str, token: &str) -> impl rmcp::transport::Transport<RoleClient> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    rmcp::transport::StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string()),
+    )
 }
 
 #[tokio::test]
 async fn http_sessions_are_exclusive_and_resume_by_name() {
-    use rmcp::transport::StreamableHttpClientTransport;
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite3");
-    let (mut child, url) = start_http(dir.path(), &["--store", store.to_str().unwrap()]).await;
+    let mut server = start_http_with_token(dir.path(), &["--store", store.to_str().unwrap()]).await;
+    let (url, token) = (server.url.clone(), server.token.clone().unwrap());
     let named = format!("{url}?session=proj");
-    let a = client(true, "x").serve(StreamableHttpClientTransport::from_uri(named.clone())).await.unwrap();
+    let a = client(true, "x").serve(http_transport(&named, &token)).await.unwrap();
     call(&a, "repl", json!({"code": "var kept = 'from a'"})).await;
     // a second live connection may not write the same session
-    let b = client(true, "x").serve(StreamableHttpClientTransport::from_uri(named.clone())).await.unwrap();
+    let b = client(true, "x").serve(http_transport(&named, &token)).await.unwrap();
     let r = call(&b, "repl", json!({"code": "1"})).await;
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("in use"), "{}", text(&r));
     b.cancel().await.unwrap();
-    let bad =
-        client(true, "x").serve(StreamableHttpClientTransport::from_uri(format!("{url}?session=../x"))).await.unwrap();
+    let bad = client(true, "x").serve(http_transport(&format!("{url}?session=../x"), &token)).await.unwrap();
     let r = call(&bad, "repl", json!({"code": "1"})).await;
     assert!(text(&r).contains("invalid session name"), "{}", text(&r));
     bad.cancel().await.unwrap();
@@ -513,7 +610,7 @@ async fn http_sessions_are_exclusive_and_resume_by_name() {
     // once A has gone, a new connection resumes the session from the store
     let mut resumed = None;
     for _ in 0..50 {
-        let c = client(true, "x").serve(StreamableHttpClientTransport::from_uri(named.clone())).await.unwrap();
+        let c = client(true, "x").serve(http_transport(&named, &token)).await.unwrap();
         let r = call(&c, "repl", json!({"code": "kept"})).await;
         if r.is_error != Some(true) {
             resumed = Some(r);
@@ -525,16 +622,16 @@ async fn http_sessions_are_exclusive_and_resume_by_name() {
     }
     let r = resumed.expect("the session was never released after its connection closed");
     assert_eq!(structured(&r)["result"], json!("from a"), "{r:?}");
-    child.kill().await.unwrap();
+    server.child.kill().await.unwrap();
 }
 
 #[tokio::test]
 async fn streamable_http_serves_independent_sessions() {
-    use rmcp::transport::StreamableHttpClientTransport;
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, url) = start_http(dir.path(), &[]).await;
-    let a = client(true, "x").serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
-    let b = client(true, "x").serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+    let mut server = start_http_with_token(dir.path(), &[]).await;
+    let (url, token) = (server.url.clone(), server.token.clone().unwrap());
+    let a = client(true, "x").serve(http_transport(&url, &token)).await.unwrap();
+    let b = client(true, "x").serve(http_transport(&url, &token)).await.unwrap();
     call(&a, "repl", json!({"code": "var who = 'a'"})).await;
     call(&b, "repl", json!({"code": "var who = 'b'"})).await;
     let ra = call(&a, "repl", json!({"code": "who"})).await;
@@ -545,7 +642,7 @@ async fn streamable_http_serves_independent_sessions() {
     assert_eq!(structured(&r)["result"], json!("echo: over http"), "{r:?}");
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
-    child.kill().await.unwrap();
+    server.child.kill().await.unwrap();
 }
 
 /// The outcome of a `repl` call: the result itself, or in async mode the

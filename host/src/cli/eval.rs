@@ -58,7 +58,11 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         snippets.push(code);
     }
     let mcp = downstream(&policy).await?;
-    let mut repl = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.session_config(session).build().await?;
+    let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?;
+    if let Some(file) = &store.path {
+        template = template.protect_store(file);
+    }
+    let mut repl = template.session_config(session).build().await?;
     if let Some(r) = repl.restore_report() {
         if !r.blocks.is_empty() {
             eprintln!("[wrepl] {}", r.summary);

@@ -3,6 +3,7 @@
 //! [`StoreArgs`]) and the one [`builder`] that turns policy flags into a
 //! [`ReplBuilder`]. Each subcommand lives in its own module.
 
+mod doctor;
 mod eval;
 mod log;
 mod serve;
@@ -39,6 +40,9 @@ enum Command {
     /// function per tool (types from its JSON Schemas) and, with --session, the tools the session's
     /// scripts registered.
     Types(types::TypesArgs),
+    /// Show what confinement Bash commands get on this machine (Landlock, namespaces, /proc,
+    /// network, no_new_privs), whether wrepl is dumpable, and where its cache and store are.
+    Doctor(doctor::DoctorArgs),
     /// Inspect session logs.
     Log {
         /// What to do with the logs.
@@ -54,6 +58,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => eval::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Types(args) => types::run(args).await,
+        Command::Doctor(args) => doctor::run(args),
         Command::Log { command } => log::run(command),
     }
 }
@@ -80,6 +85,37 @@ pub(crate) struct PolicyArgs {
     /// `mcp__<server>__<tool>` (each must be granted, e.g. --allow mcp__srv__tool).
     #[arg(long = "mcp-config", value_name = "FILE")]
     mcp_config: Option<PathBuf>,
+    /// How Bash commands are confined.
+    #[command(flatten)]
+    confine: ConfineArgs,
+}
+
+/// How Bash commands are confined (merged over the settings file's `confine` and `allowNet`).
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct ConfineArgs {
+    /// Confinement of Bash commands: `require` (refuse Bash when it cannot be fully set up), `prefer`
+    /// (the default: confine as far as the machine allows, warn once about the rest) or `off`. Confined
+    /// commands write only in the roots and their own TMPDIR, cannot read wrepl's own files, live in
+    /// their own PID namespace and get no network.
+    #[arg(long = "confine", value_name = "MODE")]
+    mode: Option<wrepl::confinement::ConfineMode>,
+    /// Let Bash commands use the host's network (no network namespace): they can then connect to any
+    /// address and listen on any port the user can, local services included. Without it they have
+    /// only a loopback interface of their own.
+    #[arg(long = "allow-net")]
+    allow_net: bool,
+}
+
+impl ConfineArgs {
+    /// Puts the flags over `settings`.
+    pub(crate) fn apply(&self, settings: &mut Settings) {
+        if let Some(mode) = self.mode {
+            settings.confine = mode;
+        }
+        if self.allow_net {
+            settings.allow_net = true;
+        }
+    }
 }
 
 /// The session store.
@@ -126,10 +162,19 @@ pub(crate) fn builder(
     mcp: &Option<Downstream>,
     engine: Arc<SandboxEngine>,
 ) -> anyhow::Result<ReplBuilder> {
-    let settings = match &p.settings {
+    let mut settings = match &p.settings {
         Some(f) => Settings::load(f)?,
         None => Settings::default(),
     };
+    p.confine.apply(&mut settings);
+    let grants_bash = |r: &String| r == "Bash" || r.starts_with("Bash(");
+    if p.allow.iter().chain(&settings.permissions.allow).chain(&settings.permissions.ask).any(grants_bash) {
+        // Say it once, at startup, when Bash may run and cannot be fully confined.
+        wrepl::confinement::warn_if_incomplete(wrepl::confinement::Confinement {
+            mode: settings.confine,
+            allow_net: settings.allow_net,
+        });
+    }
     let roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
     let mut b = Repl::builder()
         .engine(engine)
@@ -140,6 +185,13 @@ pub(crate) fn builder(
         .session_id(format!("cli-{}", std::process::id()));
     if let Some(d) = mcp {
         b = b.tools(d.tools());
+    }
+    // wrepl's own files only the command line knows: out of the tools' reach.
+    for f in p.settings.iter().chain(&p.mcp_config) {
+        b = b.protect(f);
+    }
+    if let Some(store) = default_store_path() {
+        b = b.protect_store(store);
     }
     if p.progress {
         b = b.events(Arc::new(|e: &ProgressEvent| {

@@ -1,10 +1,13 @@
 //! `wrepl serve`: serve the REPL to MCP clients over stdio, or streamable
-//! HTTP with `--http`, optionally recording into a session store.
+//! HTTP with `--http`, optionally recording into a session store. Over HTTP
+//! clients need a bearer token (generated and printed once, kept in
+//! `--token-file`, or taken from `WREPL_TOKEN`); `--no-auth` works on a
+//! loopback address only.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use wrepl::mcp::server::{serve_http, serve_stdio, ServerOptions};
+use wrepl::mcp::server::{serve_http, serve_stdio, HttpSecurity, ServerOptions, TokenSet, TokenSource};
 use wrepl::replay::store::LogStore;
 
 use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
@@ -15,6 +18,20 @@ pub(crate) struct ServeArgs {
     /// Listen for streamable HTTP at this address (path /mcp), e.g. 127.0.0.1:8931.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
+    /// HTTP: the bearer tokens, one a line (`#` starts a comment). A missing
+    /// or empty file is given a new token (mode 0600). Without this flag or
+    /// WREPL_TOKEN, a token is generated and printed once.
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<std::path::PathBuf>,
+    /// HTTP: accept requests without a token. Only on a loopback address;
+    /// then any local process can use every tool this server grants.
+    #[arg(long)]
+    no_auth: bool,
+    /// HTTP: also accept browser requests from this Origin
+    /// (scheme://host[:port]); repeatable. The server's own origins
+    /// (http://127.0.0.1:PORT, http://localhost:PORT) always are.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
     /// Tools, workspace and permissions.
     #[command(flatten)]
     policy: PolicyArgs,
@@ -38,10 +55,21 @@ pub(crate) struct ServeArgs {
 /// Run `wrepl serve` until the client disconnects (stdio) or the process is
 /// stopped (HTTP).
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let ServeArgs { http, policy, session, store, async_mode, no_repl, text_cap } = args;
+    let ServeArgs { http, token_file, no_auth, allow_origin, policy, session, store, async_mode, no_repl, text_cap } =
+        args;
     if http.is_some() && session.is_some() {
         anyhow::bail!("--session works with stdio only (each HTTP connection records its own session)");
     }
+    // Settle who may connect before anything else starts.
+    let security = match http {
+        Some(addr) => Some(http_security(addr, token_file, no_auth, &allow_origin)?),
+        None => {
+            if token_file.is_some() || no_auth || !allow_origin.is_empty() {
+                anyhow::bail!("--token-file, --no-auth and --allow-origin work with --http only");
+            }
+            None
+        }
+    };
     let store: Option<Arc<dyn LogStore>> =
         if session.is_some() || store.given() { Some(store.open_store()?) } else { None };
     let mcp = downstream(&policy).await?;
@@ -52,16 +80,99 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.async_mode = async_mode;
     options.repl_enabled = !no_repl;
     let options = Arc::new(options);
-    match http {
-        None => serve_stdio(options).await?,
-        Some(addr) => {
+    match (http, security) {
+        (Some(addr), Some((security, source))) => {
             // Runs until the process is stopped (the store is crash-safe).
             let shutdown = tokio_util::sync::CancellationToken::new();
-            serve_http(options, addr, shutdown, |a| eprintln!("wrepl: serving MCP at http://{a}/mcp")).await?;
+            serve_http(options, addr, security, shutdown, |a| {
+                announce(&source, a);
+                eprintln!("wrepl: serving MCP at http://{a}/mcp");
+            })
+            .await?;
         }
+        _ => serve_stdio(options).await?,
     }
     if let Some(m) = mcp {
         m.shutdown().await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the HTTP server's tokens came from (`None`: `--no-auth`).
+type Source = Option<TokenSource>;
+
+/// The HTTP access rules of the flags and `WREPL_TOKEN`.
+fn http_security(
+    addr: std::net::SocketAddr,
+    token_file: Option<std::path::PathBuf>,
+    no_auth: bool,
+    allow_origin: &[String],
+) -> anyhow::Result<(HttpSecurity, Source)> {
+    let env = std::env::var("WREPL_TOKEN").ok().filter(|v| !v.trim().is_empty());
+    let (mut security, source) = match (no_auth, token_file, env) {
+        (true, Some(_), _) => anyhow::bail!("--no-auth and --token-file contradict each other: give one"),
+        (true, None, Some(_)) => anyhow::bail!("--no-auth contradicts WREPL_TOKEN (set in the environment): unset one"),
+        (false, Some(_), Some(_)) => {
+            anyhow::bail!(
+                "both --token-file and WREPL_TOKEN give tokens: give one (unset WREPL_TOKEN or drop the flag)"
+            )
+        }
+        (true, None, None) => {
+            if !addr.ip().is_loopback() {
+                anyhow::bail!(
+                    "--no-auth is allowed on a loopback address only (127.0.0.1 or ::1), not {}: anyone who can \
+                     reach the port could run every tool this server grants",
+                    addr.ip()
+                );
+            }
+            eprintln!(
+                "wrepl: WARNING: --no-auth: no token is needed; any local process (and any user on this machine) \
+                 can drive this server and every tool it grants"
+            );
+            (HttpSecurity::no_auth(), None)
+        }
+        (false, Some(path), None) => {
+            let (tokens, source) = TokenSet::load_or_create_file(&path)?;
+            (HttpSecurity::bearer(tokens), Some(source))
+        }
+        (false, None, Some(value)) => (HttpSecurity::bearer(TokenSet::from_env_value(&value)?), Some(TokenSource::Env)),
+        (false, None, None) => {
+            let (tokens, token) = TokenSet::generate()?;
+            (HttpSecurity::bearer(tokens), Some(TokenSource::Generated(token)))
+        }
+    };
+    for origin in allow_origin {
+        security = security.allow_origin(origin)?;
+    }
+    if source.is_some() && !addr.ip().is_loopback() {
+        eprintln!(
+            "wrepl: warning: serving plain HTTP on {}: tokens and data cross the network unencrypted; put a TLS \
+             proxy in front",
+            addr.ip()
+        );
+    }
+    Ok((security, source))
+}
+
+/// Say once, on stderr, how clients authenticate.
+fn announce(source: &Source, addr: std::net::SocketAddr) {
+    let how = format!("send the header `Authorization: Bearer <token>` with every request to http://{addr}/mcp");
+    match source {
+        None => {}
+        Some(TokenSource::Generated(token)) => {
+            eprintln!("wrepl: access token: {token}");
+            eprintln!(
+                "wrepl: clients must {how}; the token is shown only this once (keep one with --token-file PATH \
+                 or WREPL_TOKEN)"
+            );
+        }
+        Some(TokenSource::CreatedFile(path)) => {
+            eprintln!("wrepl: wrote a new access token to {} (mode 0600); clients must {how}", path.display());
+        }
+        Some(TokenSource::File(path, n)) => {
+            let tokens = if *n == 1 { "the token".to_string() } else { format!("one of the {n} tokens") };
+            eprintln!("wrepl: clients must {how}, with {tokens} in {}", path.display());
+        }
+        Some(TokenSource::Env) => eprintln!("wrepl: clients must {how}, with the token from WREPL_TOKEN"),
+    }
 }

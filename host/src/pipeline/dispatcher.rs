@@ -124,6 +124,7 @@ pub(super) struct Policy {
     pub(super) approver: Option<Arc<dyn Approver>>,
     pub(super) events: Option<EventSink>,
     pub(super) session_id: String,
+    pub(super) confinement: crate::process::confine::Confinement,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -158,7 +159,11 @@ impl Dispatcher {
         for r in &config.deny {
             rules.add_deny(r)?;
         }
-        let hooks = HookRunner::new(config.settings.hooks.clone())?;
+        let hooks = HookRunner::new(config.settings.hooks.clone(), config.workspace.default_cwd())?;
+        let confinement = crate::process::confine::Confinement {
+            mode: config.settings.confine,
+            allow_net: config.settings.allow_net,
+        };
         let latch = IsolationLatch::new(&config.settings.isolation)?;
         let policy = Policy {
             tools: map,
@@ -168,6 +173,7 @@ impl Dispatcher {
             approver: config.approver,
             events: config.events,
             session_id: config.session_id,
+            confinement,
         };
         Ok(Self::with_state(Arc::new(policy), latch))
     }
@@ -362,7 +368,7 @@ impl Dispatcher {
             hook_reason = pre.reason;
         }
         // 4. permission, against the input that will actually run
-        let (matched, fallback, always_ask) = match gate {
+        let (matched, fallback, always_ask, hint) = match gate {
             Gate::Tool(reg) => {
                 let tool = &reg.tool;
                 let mut paths = Vec::new();
@@ -398,7 +404,9 @@ impl Dispatcher {
                 }
                 // The reason is only formatted when the fallback decides (not on the hot path).
                 let fallback = if tool.read_only(input) { Decision::Allow } else { Decision::Ask };
-                (matched, fallback, None)
+                // What no rule covers, for the message (shell commands only).
+                let hint = if matched.is_none() && fallback != Decision::Allow { self.p.rules.explain(&req) } else { None };
+                (matched, fallback, None, hint)
             }
             Gate::Front { default, .. } => {
                 let req = PermissionRequest {
@@ -409,8 +417,8 @@ impl Dispatcher {
                 };
                 let matched = self.p.rules.evaluate(&req);
                 match default {
-                    FrontDefault::Allow => (matched, Decision::Allow, None),
-                    FrontDefault::AlwaysAsk(q) => (matched, Decision::Ask, Some(q.as_str())),
+                    FrontDefault::Allow => (matched, Decision::Allow, None, None),
+                    FrontDefault::AlwaysAsk(q) => (matched, Decision::Ask, Some(q.as_str()), None),
                 }
             }
         };
@@ -418,7 +426,10 @@ impl Dispatcher {
             (Gate::Front { default: FrontDefault::AlwaysAsk(q), .. }, _) => q.clone(),
             (Gate::Front { .. }, _) => format!("{tool_name} is served by wrepl itself"),
             (Gate::Tool(_), Decision::Allow) => format!("{tool_name} is read-only and confined to the workspace"),
-            (Gate::Tool(_), _) => format!("permission to use {tool_name} was not granted"),
+            (Gate::Tool(_), _) => match &hint {
+                Some(h) => format!("permission to use {tool_name} was not granted: {}", h.why),
+                None => format!("permission to use {tool_name} was not granted"),
+            },
         };
         let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
         if let Some(q) = always_ask.filter(|_| decision != Decision::Deny) {
@@ -438,9 +449,15 @@ impl Dispatcher {
                 let message = match (&self.p.approver, always_ask) {
                     (Some(_), None) => format!("{why}; the approver declined"),
                     (Some(_), Some(_)) => format!("{why}: the approver declined"),
-                    (None, None) => format!(
-                        "{why}; nobody can be asked in this non-interactive session, so it is denied. Grant it with an allow rule (e.g. --allow '{tool_name}')"
-                    ),
+                    (None, None) => {
+                        let grant = match &hint {
+                            Some(h) => h.grant.clone(),
+                            None => format!("an allow rule (e.g. --allow '{tool_name}')"),
+                        };
+                        format!(
+                            "{why}; nobody can be asked in this non-interactive session, so it is denied. Grant it with {grant}"
+                        )
+                    }
                     (None, Some(_)) => {
                         format!("{why}: registered tools always ask, and nobody can be asked in this session")
                     }
@@ -494,6 +511,7 @@ impl Dispatcher {
                 });
                 f
             }),
+            confinement: self.p.confinement,
         };
         let outcome = run_with_watchdog(tool.call(input.clone(), ctx), tool_name, native, &cancel).await;
         // 6. output validation, the working-directory effect, post hooks

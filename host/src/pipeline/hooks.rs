@@ -3,10 +3,17 @@
 //! Every hook whose group matcher matches the tool name runs as
 //! `/bin/sh -c <command>`:
 //!
-//! - in the call's working directory, in a process group of its own, with
-//!   `WREPL_PROJECT_DIR` set to that directory;
+//! - in the project directory — the first workspace root, fixed for the
+//!   whole session, never the script's `chdir()` directory — in a process
+//!   group of its own, with `WREPL_PROJECT_DIR` set to that directory;
+//! - with the minimal environment: the variables Bash commands get (`PATH`,
+//!   `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR`,
+//!   `TERM`, each when wrepl has it) plus `WREPL_PROJECT_DIR`; nothing else of
+//!   wrepl's environment (API keys, tokens) reaches a hook. Hooks are trusted
+//!   configuration, so they are not confined like Bash commands;
 //! - stdin is one JSON object: `session_id`, `hook_event_name`, `tool_name`,
-//!   `tool_input`, `tool_use_id`, `cwd`, plus `tool_response`
+//!   `tool_input`, `tool_use_id`, `cwd` (the call's working directory, which
+//!   may differ from the hook's), plus `tool_response`
 //!   (`PostToolUse`) or `error` (`PostToolUseFailure`);
 //! - stdout and stderr are captured up to [`MAX_HOOK_OUTPUT`] bytes each (the
 //!   rest is read and discarded);
@@ -54,7 +61,7 @@
 //! (Length: the code is about 589 lines; the rest of the file is its unit
 //! tests, kept next to what they test.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -65,7 +72,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::permissions::Decision;
 use super::settings::{HookCommand, HookMatcher, HookSettings, OnTimeout, SettingsError, MAX_HOOK_TIMEOUT_SECS};
-use crate::process::{read_capped, Captured, EnvPolicy, ProcessGroup};
+use crate::process::{read_capped, Captured, EnvPolicy, ProcessGroup, MINIMAL_ENV};
 
 /// Most bytes of stdout and of stderr kept per hook.
 pub const MAX_HOOK_OUTPUT: usize = 1 << 20;
@@ -73,7 +80,8 @@ pub const MAX_HOOK_OUTPUT: usize = 1 << 20;
 /// Most characters of a block reason taken from a hook's stderr.
 pub const MAX_REASON_CHARS: usize = 8 * 1024;
 
-/// Environment variable holding the call's working directory.
+/// Environment variable holding the project directory (the first workspace
+/// root), where hooks run.
 pub const PROJECT_DIR_ENV: &str = "WREPL_PROJECT_DIR";
 
 /// Longest stderr excerpt quoted in a warning.
@@ -113,7 +121,8 @@ pub struct HookContext<'a> {
     pub tool_name: &'a str,
     /// Id of this tool call.
     pub tool_use_id: &'a str,
-    /// Working directory of the hook and value of `WREPL_PROJECT_DIR`.
+    /// The call's working directory (`cwd` in the hook's input; the hook
+    /// itself runs in the project directory).
     pub cwd: &'a Path,
 }
 
@@ -164,11 +173,15 @@ pub struct HookRunner {
     pre_tool_use: Vec<Group>,
     post_tool_use: Vec<Group>,
     post_tool_use_failure: Vec<Group>,
+    /// Where every hook runs, and `WREPL_PROJECT_DIR`.
+    project_dir: PathBuf,
 }
 
 impl HookRunner {
-    /// Validate the settings and compile the matchers.
-    pub fn new(settings: HookSettings) -> Result<Self, SettingsError> {
+    /// Validate the settings and compile the matchers. Every hook runs in
+    /// `project_dir` (the first workspace root), whatever the call's working
+    /// directory.
+    pub fn new(settings: HookSettings, project_dir: impl Into<PathBuf>) -> Result<Self, SettingsError> {
         Self::validate(&settings)?;
         let compile = |groups: Vec<HookMatcher>| {
             groups
@@ -187,6 +200,7 @@ impl HookRunner {
             pre_tool_use: compile(settings.pre_tool_use)?,
             post_tool_use: compile(settings.post_tool_use)?,
             post_tool_use_failure: compile(settings.post_tool_use_failure)?,
+            project_dir: project_dir.into(),
         })
     }
 
@@ -277,7 +291,7 @@ impl HookRunner {
         }
         // Serialising a `Value` cannot fail; fall back to `{}` rather than panic.
         let stdin = serde_json::to_vec(&payload).unwrap_or_else(|_| b"{}".to_vec());
-        let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, ctx.cwd))).await;
+        let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, &self.project_dir))).await;
         hooks.into_iter().zip(runs).map(|(hook, run)| interpret(event, hook, run)).collect()
     }
 }
@@ -533,19 +547,19 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
     v
 }
 
-async fn run_hook(hook: &HookCommand, stdin: &[u8], cwd: &Path) -> RunResult {
+/// Runs one hook in `project_dir` with the minimal environment.
+async fn run_hook(hook: &HookCommand, stdin: &[u8], project_dir: &Path) -> RunResult {
     use std::os::unix::process::ExitStatusExt;
 
     let mut command = tokio::process::Command::new("/bin/sh");
     command
         .arg("-c")
         .arg(&hook.command)
-        .current_dir(cwd)
+        .current_dir(project_dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Hooks inherit wrepl's whole environment, plus the project directory.
-    let env = EnvPolicy::inherit_all().set(PROJECT_DIR_ENV, cwd);
+    let env = EnvPolicy::only(MINIMAL_ENV).set(PROJECT_DIR_ENV, project_dir);
     // Dropping `group` (e.g. the future on cancellation) kills the group.
     let mut group = match ProcessGroup::spawn(&mut command, &env) {
         Ok(group) => group,
@@ -602,7 +616,7 @@ mod tests {
     }
 
     fn runner(pre: Vec<HookMatcher>) -> HookRunner {
-        HookRunner::new(HookSettings { pre_tool_use: pre, ..Default::default() }).unwrap()
+        HookRunner::new(HookSettings { pre_tool_use: pre, ..Default::default() }, std::env::temp_dir()).unwrap()
     }
 
     fn group(matcher: Option<&str>, hooks: Vec<HookCommand>) -> HookMatcher {
@@ -625,7 +639,7 @@ mod tests {
     #[tokio::test]
     async fn no_hooks_no_outcome() {
         let dir = tempfile::tempdir().unwrap();
-        let r = HookRunner::new(HookSettings::default()).unwrap();
+        let r = HookRunner::new(HookSettings::default(), dir.path()).unwrap();
         assert!(!r.has_hooks(HookEvent::PreToolUse, "Bash"));
         assert_eq!(pre(&r, "Bash", dir.path()).await, PreToolUseOutcome::default());
     }
@@ -758,10 +772,11 @@ mod tests {
         assert!(w[6].contains("killed by signal 9"));
         assert!(w[7].contains("exited with status 127"));
 
-        // A missing working directory: the hook cannot start.
+        // A missing project directory: the hook cannot start.
         let missing = dir.path().join("missing");
-        let r = runner(vec![group(None, vec![hook("true")])]);
-        let out = pre(&r, "Bash", &missing).await;
+        let settings = HookSettings { pre_tool_use: vec![group(None, vec![hook("true")])], ..Default::default() };
+        let r = HookRunner::new(settings, &missing).unwrap();
+        let out = pre(&r, "Bash", dir.path()).await;
         assert_eq!(out.decision, None);
         assert!(out.warnings[0].contains("could not be run"), "{:?}", out.warnings);
     }
@@ -849,13 +864,24 @@ mod tests {
     async fn stdin_env_and_cwd() {
         let dir = tempfile::tempdir().unwrap();
         let dir_path: PathBuf = dir.path().canonicalize().unwrap();
-        let r = HookRunner::new(HookSettings {
-            post_tool_use: vec![group(None, vec![hook("cat > \"$WREPL_PROJECT_DIR/post.json\"; pwd > pwd.txt")])],
-            post_tool_use_failure: vec![group(None, vec![hook("cat > fail.json")])],
-            ..Default::default()
-        })
+        // The call runs in a subdirectory (a script's `chdir`); the hook
+        // still runs in the project directory.
+        let sub = dir_path.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::env::set_var("WREPL_HOOK_TEST_SECRET", "hook-s3cret");
+        let r = HookRunner::new(
+            HookSettings {
+                post_tool_use: vec![group(
+                    None,
+                    vec![hook("cat > \"$WREPL_PROJECT_DIR/post.json\"; pwd > pwd.txt; env > env.txt")],
+                )],
+                post_tool_use_failure: vec![group(None, vec![hook("cat > fail.json")])],
+                ..Default::default()
+            },
+            &dir_path,
+        )
         .unwrap();
-        let c = ctx("Read", &dir_path);
+        let c = ctx("Read", &sub);
         let out = r.post_tool_use(&c, &json!({"file_path": "a"}), &json!({"content": "x"})).await;
         assert_eq!(out, PostOutcome::default());
         let got: Value = serde_json::from_str(&std::fs::read_to_string(dir_path.join("post.json")).unwrap()).unwrap();
@@ -864,10 +890,21 @@ mod tests {
             json!({
                 "session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Read",
                 "tool_input": {"file_path": "a"}, "tool_use_id": "call-1",
-                "cwd": dir_path.to_str().unwrap(), "tool_response": {"content": "x"}
+                "cwd": sub.to_str().unwrap(), "tool_response": {"content": "x"}
             })
         );
         assert_eq!(std::fs::read_to_string(dir_path.join("pwd.txt")).unwrap().trim(), dir_path.to_str().unwrap());
+        assert!(!sub.join("pwd.txt").exists());
+        let env = std::fs::read_to_string(dir_path.join("env.txt")).unwrap();
+        assert!(!env.contains("hook-s3cret"), "a hook inherited a host secret:\n{env}");
+        assert!(env.lines().any(|l| l == format!("WREPL_PROJECT_DIR={}", dir_path.display())), "{env}");
+        for line in env.lines() {
+            let name = line.split('=').next().unwrap_or_default();
+            assert!(
+                MINIMAL_ENV.contains(&name) || ["WREPL_PROJECT_DIR", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+                "unexpected variable {line:?} in a hook's environment"
+            );
+        }
 
         r.post_tool_use_failure(&c, &json!({}), "boom").await;
         let got: Value = serde_json::from_str(&std::fs::read_to_string(dir_path.join("fail.json")).unwrap()).unwrap();
@@ -881,19 +918,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut slow = hook("sleep 5");
         slow.timeout = 0.2;
-        let r = HookRunner::new(HookSettings {
-            post_tool_use: vec![group(
-                None,
-                vec![
-                    hook(&print_json(json!({"decision": "block", "reason": "lint failed",
+        let r = HookRunner::new(
+            HookSettings {
+                post_tool_use: vec![group(
+                    None,
+                    vec![
+                        hook(&print_json(json!({"decision": "block", "reason": "lint failed",
                         "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "see lint"}}))),
-                    hook("echo 'secret leaked' >&2; exit 2"),
-                    hook(&print_json(json!({"permissionDecision": "deny", "updatedInput": {"x": 1}}))),
-                    slow,
-                ],
-            )],
-            ..Default::default()
-        })
+                        hook("echo 'secret leaked' >&2; exit 2"),
+                        hook(&print_json(json!({"permissionDecision": "deny", "updatedInput": {"x": 1}}))),
+                        slow,
+                    ],
+                )],
+                ..Default::default()
+            },
+            dir.path(),
+        )
         .unwrap();
         let out = r.post_tool_use(&ctx("Bash", dir.path()), &json!({}), &json!("ok")).await;
         assert_eq!(out.additional_context, ["see lint"]);
@@ -920,7 +960,7 @@ mod tests {
     #[test]
     fn futures_are_send() {
         fn assert_send<T: Send>(_: &T) {}
-        let r = HookRunner::new(HookSettings::default()).unwrap();
+        let r = HookRunner::new(HookSettings::default(), "/").unwrap();
         let c = ctx("Bash", Path::new("/"));
         let input = json!({});
         assert_send(&r.pre_tool_use(&c, &input));
@@ -932,13 +972,12 @@ mod tests {
     fn invalid_settings_rejected() {
         let mut h = hook("true");
         h.timeout = 0.0;
-        assert!(
-            HookRunner::new(HookSettings { pre_tool_use: vec![group(None, vec![h])], ..Default::default() }).is_err()
-        );
-        assert!(HookRunner::new(HookSettings {
-            post_tool_use: vec![group(Some("("), vec![hook("true")])],
-            ..Default::default()
-        })
+        assert!(HookRunner::new(HookSettings { pre_tool_use: vec![group(None, vec![h])], ..Default::default() }, "/")
+            .is_err());
+        assert!(HookRunner::new(
+            HookSettings { post_tool_use: vec![group(Some("("), vec![hook("true")])], ..Default::default() },
+            "/"
+        )
         .is_err());
         assert_eq!(hook("x").kind, HookType::Command);
     }

@@ -11,7 +11,9 @@
 //!     "PostToolUse": [],
 //!     "PostToolUseFailure": []
 //!   },
-//!   "isolation": { "enabled": false, "web": ["mcp__fetch__*"], "connectors": ["mcp__gmail__*"] }
+//!   "isolation": { "enabled": false, "web": ["mcp__fetch__*"], "connectors": ["mcp__gmail__*"] },
+//!   "confine": "prefer",
+//!   "allowNet": false
 //! }
 //! ```
 //!
@@ -23,7 +25,11 @@
 //!   caller applies its own default (ask or deny, never allow);
 //! - no hooks; a hook's `timeout` defaults to [`DEFAULT_HOOK_TIMEOUT_SECS`]
 //!   and an expired hook denies the call (`"onTimeout": "deny"`);
-//! - isolation off, with no web and no connector tools.
+//! - isolation off, with no web and no connector tools;
+//! - `confine: "prefer"`: Bash commands run confined as far as the machine
+//!   allows (`"require"` refuses Bash when anything is missing, `"off"` runs
+//!   them unconfined; see `wrepl::confinement`), and `allowNet: false`: they
+//!   get no network but their own loopback interface.
 //!
 //! Loading validates everything that can be checked without running anything:
 //! permission rules are parsed, matchers compiled, timeouts range-checked. A
@@ -41,6 +47,8 @@ use std::time::Duration;
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
+
+pub use crate::process::confine::ConfineMode;
 
 /// Default hook timeout in seconds.
 pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
@@ -141,6 +149,14 @@ pub struct Settings {
     pub hooks: HookSettings,
     /// Tool isolation classes.
     pub isolation: IsolationSettings,
+    /// How Bash commands are confined (`"require"`, `"prefer"` — the
+    /// default — or `"off"`).
+    #[serde(deserialize_with = "de_confine")]
+    pub confine: ConfineMode,
+    /// Bash commands keep the host's network (no network namespace): they can
+    /// connect and listen wherever the user can. Default: false (loopback only).
+    #[serde(rename = "allowNet", deserialize_with = "de_allow_net")]
+    pub allow_net: bool,
 }
 
 impl Settings {
@@ -260,6 +276,14 @@ fn default_timeout() -> f64 {
 
 fn de_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     f64::deserialize(d).map_err(|e| de::Error::custom(format!("timeout: {e}")))
+}
+
+fn de_confine<'de, D: Deserializer<'de>>(d: D) -> Result<ConfineMode, D::Error> {
+    de_keyword(d, "confine", &ConfineMode::ALL)
+}
+
+fn de_allow_net<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    bool::deserialize(d).map_err(|e| de::Error::custom(format!("allowNet: {e}")))
 }
 
 fn de_command<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -415,6 +439,25 @@ mod tests {
         assert!(e.starts_with("permissions.deny[1]: invalid rule"), "{e}");
         let e = err(r#"{"isolation":{"web":["mcp__x__*y"]}}"#);
         assert!(e.starts_with("isolation.web[0]: invalid rule"), "{e}");
+    }
+
+    #[test]
+    fn confine_and_allow_net() {
+        let s = Settings::default();
+        assert_eq!((s.confine, s.allow_net), (ConfineMode::Prefer, false));
+        let s = Settings::from_json(r#"{"confine": "require", "allowNet": true}"#).unwrap();
+        assert_eq!((s.confine, s.allow_net), (ConfineMode::Require, true));
+        assert_eq!(Settings::from_json(r#"{"confine": "off"}"#).unwrap().confine, ConfineMode::Off);
+        let e = err(r#"{"confine": "strict"}"#);
+        assert!(e.contains("confine: expected \"require\" or \"prefer\" or \"off\", got \"strict\""), "{e}");
+        let e = err(r#"{"confine": true}"#);
+        assert!(e.contains("confine:"), "{e}");
+        let e = err(r#"{"allowNet": "yes"}"#);
+        assert!(e.contains("allowNet:") && e.contains("invalid type"), "{e}");
+        assert!(err(r#"{"allow_net": true}"#).contains("unknown field `allow_net`"));
+        // The keys round-trip under their settings names.
+        let v = serde_json::to_value(Settings::from_json(r#"{"confine": "off", "allowNet": true}"#).unwrap()).unwrap();
+        assert_eq!((v["confine"].as_str(), v["allowNet"].as_bool()), (Some("off"), Some(true)));
     }
 
     #[test]

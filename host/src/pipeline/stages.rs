@@ -25,6 +25,7 @@ pub(super) fn tool_failure(e: ToolError) -> CallFailure {
     let kind = match &e {
         ToolError::InvalidInput(_) => FailureKind::InvalidInput,
         ToolError::PathEscape(_) => FailureKind::PathEscape,
+        ToolError::Protected(_) => FailureKind::Protected,
         ToolError::NotFound(_) => FailureKind::NotFound,
         ToolError::Io(_) => FailureKind::Io,
         ToolError::Timeout(_) => FailureKind::Timeout,
@@ -51,7 +52,8 @@ pub(super) fn decide(
     };
     if let Some(m) = &matched {
         if m.decision == Decision::Deny {
-            return (Decision::Deny, format!("{tool} is denied by the rule {:?}", m.rule));
+            let part = m.part.as_deref().map(|p| format!(": {p}")).unwrap_or_default();
+            return (Decision::Deny, format!("{tool} is denied by the rule {:?}{part}", m.rule));
         }
     }
     if hook == Some(Decision::Deny) {
@@ -158,7 +160,7 @@ mod tests {
 
     #[test]
     fn decisions_follow_precedence() {
-        let m = |d| Some(Matched { decision: d, rule: "R".into() });
+        let m = |d| Some(Matched { decision: d, rule: "R".into(), part: None });
         let ask = || (Decision::Ask, || String::from("not granted"));
         let allow = || (Decision::Allow, || String::from("read-only"));
         assert_eq!(decide("Write", m(Decision::Deny), Some(Decision::Allow), None, ask()).0, Decision::Deny);

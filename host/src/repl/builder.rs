@@ -3,14 +3,15 @@
 //! session, limits. It builds the inner-call pipeline and hands it to the
 //! REPL, so every capability a script reaches passes that one dispatcher.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{Repl, ReplError, SessionConfig, DEFAULT_TEXT_CAP, HARD_WALL_MS};
 use crate::pipeline::dispatcher::{Approver, Dispatcher, PipelineConfig};
 use crate::pipeline::events::EventSink;
-use crate::pipeline::settings::Settings;
+use crate::pipeline::permissions::{read_deny_filter, RuleKinds};
+use crate::pipeline::settings::{HookSettings, Settings};
 use crate::replay::store::LogStore;
 use crate::runtime::{Ambient, EngineOptions, SandboxEngine, SystemAmbient};
 use crate::script::ScriptLimits;
@@ -65,6 +66,9 @@ pub struct ReplBuilder {
     limits: Limits,
     ambient: Arc<dyn Ambient>,
     repo_hint: String,
+    /// Paths of wrepl's own state only the caller knows (settings files,
+    /// the MCP configuration), protected from the file tools.
+    protect: Vec<PathBuf>,
     /// The compiled pipeline and the engine, shared by every REPL this
     /// builder (and its clones) builds until a setter changes something.
     cache: Arc<Mutex<Cache>>,
@@ -108,6 +112,7 @@ impl Default for ReplBuilder {
             limits: Limits::default(),
             ambient: Arc::new(SystemAmbient),
             repo_hint: String::new(),
+            protect: Vec::new(),
             cache: Arc::default(),
         }
     }
@@ -264,6 +269,27 @@ impl ReplBuilder {
         self
     }
 
+    /// Protect a path of wrepl's own state that only the caller knows (a
+    /// settings file, the downstream MCP configuration): the file tools
+    /// refuse it and everything below it, even inside a root, Glob and Grep
+    /// never list it, and confined Bash does not see it. The builder itself
+    /// protects the session store (and its `-wal`/`-shm`/`-journal` files),
+    /// the engine's compile cache and the scripts of the settings' hooks.
+    pub fn protect(mut self, path: impl Into<PathBuf>) -> Self {
+        self.cache = Arc::default();
+        self.protect.push(path.into());
+        self
+    }
+
+    /// Protect a session store's database file that only the caller knows
+    /// of (one this builder does not record into), with its `-wal`, `-shm`
+    /// and `-journal` siblings: see [`ReplBuilder::protect`].
+    pub fn protect_store(mut self, file: impl AsRef<Path>) -> Self {
+        self.cache = Arc::default();
+        self.protect.extend(store_files(file.as_ref()));
+        self
+    }
+
     /// The current limits.
     pub fn current_limits(&self) -> &Limits {
         &self.limits
@@ -280,7 +306,8 @@ impl ReplBuilder {
         if let Some(p) = &cache.pipeline {
             return Ok(p.clone());
         }
-        let p = self.compile()?;
+        let engine = self.engine.clone().or_else(|| cache.engine.clone());
+        let p = self.compile(engine.as_deref())?;
         cache.pipeline = Some(p.clone());
         Ok(p)
     }
@@ -298,16 +325,16 @@ impl ReplBuilder {
         Ok(e)
     }
 
-    fn compile(&self) -> Result<Arc<Dispatcher>, ReplError> {
+    fn compile(&self, engine: Option<&SandboxEngine>) -> Result<Arc<Dispatcher>, ReplError> {
         let workspace = match &self.workspace {
-            Some(w) => w.clone(),
+            Some(w) => Workspace::clone(w),
             None => {
                 let roots = if self.roots.is_empty() {
                     vec![std::env::current_dir().map_err(ReplError::Workspace)?]
                 } else {
                     self.roots.clone()
                 };
-                Arc::new(Workspace::new(&roots).map_err(ReplError::Roots)?)
+                Workspace::new(&roots).map_err(ReplError::Roots)?
             }
         };
         let mut tools: Vec<Arc<dyn Tool>> = if self.builtins {
@@ -316,6 +343,22 @@ impl ReplBuilder {
             vec![Arc::new(crate::tools::chdir::Chdir)]
         };
         tools.extend(self.tools.iter().cloned());
+        // wrepl's own state is out of the file tools' reach, and the Read
+        // deny rules hide what they cover from every walk.
+        let protected = self.protected_paths(engine, &workspace);
+        let mut workspace = workspace.with_protected(protected);
+        let filter = read_deny_filter(
+            &self.settings.permissions,
+            &self.allow,
+            &self.deny,
+            RuleKinds::of(tools.iter()),
+            workspace.default_cwd(),
+        )
+        .map_err(crate::pipeline::dispatcher::PipelineError::from)?;
+        if let Some(f) = filter {
+            workspace = workspace.with_read_filter(f);
+        }
+        let workspace = Arc::new(workspace);
         let session_id = match (&self.session_id, &self.session) {
             (Some(id), _) => id.clone(),
             (None, Some(s)) => s.name.clone(),
@@ -333,6 +376,29 @@ impl ReplBuilder {
         Ok(Arc::new(Dispatcher::new(config, tools)?))
     }
 
+    /// wrepl's own state this configuration knows of: what the caller
+    /// protected, the session store's file and its siblings, the compile
+    /// cache (the engine's and the default one) and the hooks' scripts
+    /// inside the roots (the only place a script could substitute one; a
+    /// system program a hook runs, such as `/usr/bin/python3`, is left alone,
+    /// as confined Bash hides every protected path).
+    fn protected_paths(&self, engine: Option<&SandboxEngine>, workspace: &Workspace) -> Vec<PathBuf> {
+        let mut out = self.protect.clone();
+        if let Some(file) = self.session.as_ref().and_then(|s| s.store.file_path()) {
+            out.extend(store_files(file));
+        }
+        // The engine's cache and the default one (`EngineOptions::default`).
+        out.extend(engine.and_then(|e| e.options().cache_dir.clone()));
+        out.extend(EngineOptions::default().cache_dir);
+        let roots = workspace.roots();
+        let in_a_root = |p: &PathBuf| {
+            let real = std::fs::canonicalize(p).ok();
+            roots.iter().any(|r| p.starts_with(r) || real.as_ref().is_some_and(|c| c.starts_with(r)))
+        };
+        out.extend(hook_scripts(&self.settings.hooks, workspace.default_cwd()).into_iter().filter(in_a_root));
+        out
+    }
+
     /// The pipeline a REPL built now would get (its tools, for example to
     /// write TypeScript declarations); it has its own per-context state.
     pub fn dispatcher(&self) -> Result<Arc<Dispatcher>, ReplError> {
@@ -344,10 +410,98 @@ impl ReplBuilder {
     /// engine, and each gets its own context, isolation latch and working
     /// directory.
     pub async fn build(&self) -> Result<Repl, ReplError> {
-        let dispatcher = self.dispatcher()?;
+        // The engine first: the pipeline protects its compile cache.
         let engine = self.shared_engine()?;
+        let dispatcher = self.dispatcher()?;
         let session = self.session.clone();
         Repl::assemble(engine, dispatcher, self.limits.clone(), self.ambient.clone(), self.repo_hint.clone(), session)
             .await
+    }
+}
+
+/// A store's database file and the files SQLite keeps next to it (whether
+/// they exist yet or not).
+pub(crate) fn store_files(file: &Path) -> Vec<PathBuf> {
+    let mut out = vec![file.to_path_buf()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = file.as_os_str().to_os_string();
+        name.push(suffix);
+        out.push(PathBuf::from(name));
+    }
+    out
+}
+
+/// The scripts hook commands run: the first word of each command (of each
+/// part between `;`, `&`, `|` and newlines), and every word that names an
+/// existing file, resolved against the project directory
+/// (`$WREPL_PROJECT_DIR` / `${WREPL_PROJECT_DIR}` expanded, quotes removed).
+pub(crate) fn hook_scripts(hooks: &HookSettings, project_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let groups = hooks.pre_tool_use.iter().chain(&hooks.post_tool_use).chain(&hooks.post_tool_use_failure);
+    for hook in groups.flat_map(|g| &g.hooks) {
+        for part in hook.command.split([';', '&', '|', '\n']) {
+            let words = part
+                .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>' | '`'))
+                .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+                .filter(|w| !w.is_empty());
+            for (i, word) in words.enumerate() {
+                let expanded = expand_project_dir(word, project_dir);
+                let path = if Path::new(&expanded).is_absolute() {
+                    PathBuf::from(&expanded)
+                } else {
+                    project_dir.join(&expanded)
+                };
+                if i == 0 || path.is_file() {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn expand_project_dir(word: &str, project_dir: &Path) -> String {
+    let dir = project_dir.to_string_lossy();
+    let var = crate::pipeline::hooks::PROJECT_DIR_ENV;
+    word.replace(&format!("${{{var}}}"), &dir).replace(&format!("${var}"), &dir).replace(['"', '\''], "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::settings::{HookCommand, HookMatcher};
+
+    #[test]
+    fn hook_scripts_are_the_command_words_and_existing_files() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path();
+        std::fs::create_dir(dir.join("hooks")).unwrap();
+        std::fs::write(dir.join("hooks/a.py"), "").unwrap();
+        std::fs::write(dir.join("data.json"), "").unwrap();
+        let group = |cmds: &[&str]| HookMatcher {
+            matcher: None,
+            hooks: cmds.iter().map(|c| HookCommand::new(c.to_string())).collect(),
+        };
+        let hooks = HookSettings {
+            pre_tool_use: vec![group(&["python3 \"$WREPL_PROJECT_DIR/hooks/a.py\" --flag missing.txt"])],
+            post_tool_use: vec![group(&["cat > /dev/null; ./hooks/b.sh 'data.json' && ${WREPL_PROJECT_DIR}/x"])],
+            post_tool_use_failure: vec![group(&["/abs/tool arg|sh"])],
+        };
+        let got = hook_scripts(&hooks, dir);
+        let want: Vec<PathBuf> = vec![
+            dir.join("python3"),
+            dir.join("hooks/a.py"),
+            dir.join("cat"),
+            dir.join("./hooks/b.sh"),
+            dir.join("data.json"),
+            dir.join("x"),
+            PathBuf::from("/abs/tool"),
+            dir.join("sh"),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(
+            store_files(Path::new("/s/db.sqlite3")),
+            ["/s/db.sqlite3", "/s/db.sqlite3-wal", "/s/db.sqlite3-shm", "/s/db.sqlite3-journal"].map(PathBuf::from)
+        );
     }
 }

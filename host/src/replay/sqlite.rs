@@ -59,6 +59,8 @@ struct Row {
 #[derive(Debug)]
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// The database file (absolute), `None` in memory.
+    path: Option<std::path::PathBuf>,
 }
 
 impl SqliteStore {
@@ -79,7 +81,10 @@ impl SqliteStore {
             });
         }
         conn.pragma_update(None, "synchronous", "FULL")?;
-        Self::init(conn)
+        let mut store = Self::init(conn)?;
+        // The file exists now: its canonical path (else as given, made absolute).
+        store.path = Some(std::fs::canonicalize(path).or_else(|_| std::path::absolute(path))?);
+        Ok(store)
     }
 
     /// A private, non-persistent store (for tests and throwaway sessions).
@@ -126,7 +131,7 @@ impl SqliteStore {
             }
         }
         tx.commit()?;
-        Ok(Self { conn: Mutex::new(conn) })
+        Ok(Self { conn: Mutex::new(conn), path: None })
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -163,6 +168,10 @@ fn load_rows(conn: &Connection, session: &str) -> Result<Vec<Row>, StoreError> {
 }
 
 impl LogStore for SqliteStore {
+    fn file_path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     fn append(&self, session: &str, events: &[(u64, Event)]) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
         // Encode before taking the write lock.

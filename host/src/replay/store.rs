@@ -149,6 +149,13 @@ pub trait LogStore: Send + Sync {
 
     /// Removes `session` and all its events (no error if it does not exist).
     fn delete(&self, session: &str) -> Result<(), StoreError>;
+
+    /// The file the store keeps its data in, when it has one (absolute):
+    /// wrepl protects it (and its `-wal`, `-shm` and `-journal` siblings)
+    /// from the file tools.
+    fn file_path(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// Checks a session name: 1-128 characters of `[A-Za-z0-9._-]`.

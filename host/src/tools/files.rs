@@ -209,6 +209,9 @@ fn read_file(
     // Check the type before opening: opening a FIFO would block.
     let meta = file_metadata(ws, &r)?;
     let mut file = ws.dir(r.root).open(&r.rel).map_err(|e| map_io(&r, e))?;
+    // Where the opened file really is (a symlink swapped in since the path
+    // was checked must not lead to wrepl's state or a hidden path).
+    ws.check_opened(&file, &r, true, true)?;
     let len = meta.len();
     let shown = show(&r.abs);
 
@@ -477,11 +480,26 @@ fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<T
             map_io(&pr, e)
         })?;
     }
-    dir.write(&r.rel, content.as_bytes()).map_err(|e| map_io(&r, e))?;
+    write_verified(ws, &r, content.as_bytes())?;
     let shown = show(&r.abs);
     let n = content.len();
     let text = if created { format!("Created {shown} ({n} bytes)") } else { format!("Overwrote {shown} ({n} bytes)") };
     Ok(ToolOutput::new(json!({"file_path": shown, "bytes": n, "created": created}), text))
+}
+
+/// Replace the content of the file at `r` (creating it), checking where the
+/// opened file really is before a byte of it changes: a symlink swapped in
+/// after the path was checked cannot redirect the write into wrepl's state.
+/// (If it did, at most an empty file was created there.)
+fn write_verified(ws: &Workspace, r: &Resolved, bytes: &[u8]) -> Result<(), ToolError> {
+    use std::io::Write as _;
+    let mut opts = cap_std::fs::OpenOptions::new();
+    opts.write(true).create(true);
+    let mut file = ws.dir(r.root).open_with(&r.rel, &opts).map_err(|e| map_io(r, e))?;
+    ws.check_opened(&file, r, false, true)?;
+    file.set_len(0).map_err(|e| map_io(r, e))?;
+    file.write_all(bytes).map_err(|e| map_io(r, e))?;
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -566,6 +584,7 @@ fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: 
     }
     let dir = ws.dir(r.root);
     let mut file = dir.open(&r.rel).map_err(|e| map_io(&r, e))?;
+    ws.check_opened(&file, &r, false, true)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     if read_bounded(&mut file, &mut bytes, MAX_TEXT_BYTES).map_err(|e| map_io(&r, e))? {
         return Err(ToolError::InvalidInput(format!("{shown} grew past {MAX_TEXT_BYTES} bytes")));
@@ -608,7 +627,7 @@ fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: 
         last = h + old.len();
     }
     out.extend_from_slice(&bytes[last..]);
-    dir.write(&r.rel, &out).map_err(|e| map_io(&r, e))?;
+    write_verified(ws, &r, &out)?;
 
     let n = hits.len();
     let mut text = format!("Edited {shown}: {n} replacement{}", if n == 1 { "" } else { "s" });
@@ -667,6 +686,7 @@ mod tests {
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
             progress: None,
+            confinement: Default::default(),
         };
         Env { _dir: dir, root, ctx }
     }

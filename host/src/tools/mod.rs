@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use workspace::Workspace;
+pub use workspace::{PathFilter, Workspace};
 
 /// Native timeout of file and search tools.
 pub const FILE_TOOL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,6 +40,11 @@ pub enum ToolError {
     /// symlinks) or names something that is not allowed.
     #[error("{0}")]
     PathEscape(String),
+    /// The path is wrepl's own state (compile cache, session store, settings,
+    /// hook scripts, MCP configuration): no file tool touches it, even inside
+    /// a workspace root.
+    #[error("{0}")]
+    Protected(String),
     /// The file or directory does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -63,6 +68,7 @@ impl ToolError {
         match self {
             ToolError::InvalidInput(_) => "invalid-input",
             ToolError::PathEscape(_) => "path-escape",
+            ToolError::Protected(_) => "protected",
             ToolError::NotFound(_) => "not-found",
             ToolError::Io(_) => "io",
             ToolError::Timeout(_) => "timeout",
@@ -146,6 +152,9 @@ pub struct ToolContext {
     /// Where the tool reports intermediate progress (e.g. a downstream MCP
     /// server's `notifications/progress`); `None` when nobody listens.
     pub progress: Option<ProgressFn>,
+    /// How commands the call starts are confined (`Bash`; from the settings
+    /// keys `confine` and `allowNet`).
+    pub confinement: crate::process::confine::Confinement,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -154,6 +163,7 @@ impl std::fmt::Debug for ToolContext {
             .field("cwd", &self.cwd)
             .field("timeout", &self.timeout)
             .field("progress", &self.progress.is_some())
+            .field("confinement", &self.confinement)
             .finish_non_exhaustive()
     }
 }

@@ -253,6 +253,7 @@ mod tests {
             cancel: CancellationToken::new(),
             timeout: SAMPLE_TIMEOUT,
             progress: None,
+            confinement: Default::default(),
         };
         let e = Sample::new(None).call(json!({"prompt": "hi"}), ctx).await.unwrap_err();
         assert!(e.to_string().contains("sampling/createMessage"), "{e}");

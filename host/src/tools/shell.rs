@@ -1,6 +1,9 @@
-//! The `Bash` tool: runs a command with `/bin/bash -c` (or `/bin/sh`) in its
-//! own process group, so a timeout, an abort or the end of the evaluation
-//! kills the command and everything it started.
+//! The `Bash` tool: runs a command with `/bin/bash -c` (or `/bin/sh`),
+//! confined by the kernel as [`crate::process::confine`] describes (writes
+//! only in the workspace roots and a per-call `TMPDIR`, wrepl's own files
+//! hidden, its own PID namespace, no network unless `allowNet`), in its own
+//! process group, so a timeout, an abort or the end of the evaluation kills
+//! the command and everything it started.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -9,7 +12,8 @@ use serde_json::{json, Value};
 use tokio::process::Command;
 
 use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
-use crate::process::{read_capped, Captured, EnvPolicy, ProcessGroup};
+use crate::process::confine::{self, ConfineError, Request};
+use crate::process::{read_capped, Captured, EnvPolicy, MINIMAL_ENV};
 
 /// Default native timeout of a command.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -20,17 +24,19 @@ pub const MAX_STREAM_BYTES: usize = 10 << 20;
 /// Most characters of output in the transcript text.
 const MAX_TEXT_CHARS: usize = 30_000;
 /// Environment variables passed through to commands; nothing else of the
-/// host's environment (API keys, tokens) reaches them.
-pub const ENV_PASSTHROUGH: &[&str] =
-    &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
+/// host's environment (API keys, tokens) reaches them. A confined command's
+/// `TMPDIR` is its per-call temp dir.
+pub const ENV_PASSTHROUGH: &[&str] = MINIMAL_ENV;
 
 /// Run a shell command.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Bash;
 
-/// Commands whose every simple command starts with one of these (and that
-/// have no output redirection) are treated as read-only, and may run in
-/// parallel with other calls. This only affects scheduling, never permission.
+/// Commands whose every top-level simple command starts with one of these
+/// words (and that parse as a plain list of simple commands without
+/// substitutions or output redirection, `crate::shell_syntax`) are treated
+/// as read-only, and may run in parallel with other calls. This only affects
+/// scheduling, never permission.
 const READ_ONLY_COMMANDS: &[&str] = &[
     "ls",
     "cat",
@@ -81,16 +87,32 @@ const READ_ONLY_COMMANDS: &[&str] = &[
     "git blame",
 ];
 
+/// `find` predicates that run commands or write.
+const FIND_ACTIONS: &[&str] =
+    &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"];
+
 fn is_read_only(command: &str) -> bool {
-    let parts = crate::shell_syntax::split_shell(command);
-    !parts.is_empty()
-        && parts.iter().all(|p| {
-            let part = p.text.as_str();
-            p.safe
-                && READ_ONLY_COMMANDS
-                    .iter()
-                    .any(|c| part == *c || part.strip_prefix(c).is_some_and(|r| r.starts_with(char::is_whitespace)))
-        })
+    let script = crate::shell_syntax::parse(command);
+    if script.structure.is_some() || script.opaque.is_some() {
+        return false;
+    }
+    let all_read_only = script.top().all(|c| {
+        let Some(words) = c.words.iter().map(|w| w.lit.as_deref()).collect::<Option<Vec<&str>>>() else {
+            return false;
+        };
+        let starts = |entry: &str| {
+            let e: Vec<&str> = entry.split(' ').collect();
+            words.len() >= e.len() && words[..e.len()] == e[..]
+        };
+        let side_effects = match words.first() {
+            Some(&"find") => words.iter().any(|w| FIND_ACTIONS.contains(w)),
+            // `env` alone prints; with a command it runs it.
+            Some(&"env") => words.len() > 1,
+            _ => false,
+        };
+        c.construct().is_none() && !side_effects && READ_ONLY_COMMANDS.iter().any(|e| starts(e))
+    });
+    all_read_only
 }
 
 fn timeout_of(input: &Value) -> Duration {
@@ -108,7 +130,13 @@ impl Tool for Bash {
     fn description(&self) -> &str {
         "Run a shell command (bash -c) in the evaluation's working directory. Returns stdout, stderr and the exit code. \
          The command runs in its own process group, which is killed on timeout (default 120000 ms, max 600000 ms) or abort. \
-         Only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM are passed from the host environment."
+         Only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM are passed from the host environment. \
+         On Linux the command runs confined by default: it can read everywhere but write only in the workspace roots and \
+         its own $TMPDIR (a fresh directory, removed afterwards; /tmp itself is not writable), wrepl's own files are \
+         hidden, it is pid 1 of its own PID namespace (everything it starts, even with setsid or nohup, ends with it), \
+         and it has no network but its own loopback interface unless allowNet (--allow-net) grants the host's network \
+         (connecting and listening wherever the user can). The result's `confined` and `confinement` fields say what was \
+         in force; with confine \"require\" the command is refused when confinement cannot be set up."
     }
 
     fn input_schema(&self) -> Value {
@@ -132,7 +160,9 @@ impl Tool for Bash {
                 "stderr": {"type": "string"},
                 "exitCode": {"type": ["integer", "null"]},
                 "signal": {"type": ["integer", "null"]},
-                "truncated": {"type": "boolean"}
+                "truncated": {"type": "boolean"},
+                "confined": {"type": "boolean", "description": "Every confinement mechanism was in force."},
+                "confinement": {"type": "string", "description": "What confined the command."}
             },
             "required": ["stdout", "stderr", "exitCode"]
         }))
@@ -182,15 +212,28 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
     let mut cmd = Command::new(shell());
     cmd.arg("-c").arg(command).current_dir(&ctx.cwd);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let request = Request {
+        confinement: ctx.confinement,
+        writable: ctx.workspace.roots().into_iter().map(|p| p.to_path_buf()).collect(),
+        protected: ctx.workspace.protected().to_vec(),
+    };
     // The group is killed when `group` is dropped (timeout, abort, eval end).
-    let mut group = ProcessGroup::spawn(&mut cmd, &EnvPolicy::only(ENV_PASSTHROUGH))
-        .map_err(|e| ToolError::Io(format!("cannot start {}: {e}", shell())))?;
+    let spawned = tokio::select! {
+        r = confine::spawn(cmd, EnvPolicy::only(ENV_PASSTHROUGH), request) => r,
+        _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled("the command was stopped before it started".into())),
+    };
+    let confine::Spawned { mut group, applied } = spawned.map_err(|e| match e {
+        ConfineError::Spawn(e) => ToolError::Io(format!("cannot start {}: {e}", shell())),
+        e @ ConfineError::Unavailable(_) => ToolError::Failed(format!("Bash refused: {e}")),
+        e => ToolError::Failed(e.to_string()),
+    })?;
     let stdout = group.child_mut().stdout.take().ok_or_else(|| ToolError::Io("no stdout pipe".into()))?;
     let stderr = group.child_mut().stderr.take().ok_or_else(|| ToolError::Io("no stderr pipe".into()))?;
     let waited = async {
         let (o, e) = tokio::join!(read_capped(stdout, MAX_STREAM_BYTES), read_capped(stderr, MAX_STREAM_BYTES));
         (o, e, group.wait().await)
     };
+    let tw = std::time::Instant::now();
     let finished = tokio::select! {
         r = waited => Some(r),
         _ = ctx.cancel.cancelled() => None,
@@ -203,8 +246,10 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
             ctx.timeout.as_millis()
         )));
     };
+    eprintln!("T waited {:?}", tw.elapsed());
     // The shell exited; kill anything it left running in the group.
     drop(group);
+    eprintln!("T dropped {:?}", tw.elapsed());
     let status = status.map_err(|e| ToolError::Io(format!("waiting for the command: {e}")))?;
     let stdout = String::from_utf8_lossy(&out).into_owned();
     let stderr = String::from_utf8_lossy(&err).into_owned();
@@ -232,7 +277,10 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         text = format!("{cut}\n…[output truncated for the transcript]");
     }
     Ok(ToolOutput::new(
-        json!({"stdout": stdout, "stderr": stderr, "exitCode": code, "signal": signal, "truncated": t1 || t2}),
+        json!({
+            "stdout": stdout, "stderr": stderr, "exitCode": code, "signal": signal, "truncated": t1 || t2,
+            "confined": applied.fully_confined(), "confinement": applied.describe(),
+        }),
         text,
     ))
 }
@@ -240,6 +288,7 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::confine::{ConfineMode, Confinement};
     use crate::tools::{Workspace, FILE_TOOL_TIMEOUT};
     use std::sync::Arc;
     use tokio_util::sync::CancellationToken;
@@ -251,7 +300,21 @@ mod tests {
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
             progress: None,
+            confinement: Confinement { mode: ConfineMode::Require, allow_net: false },
         }
+    }
+
+    /// Host pids of the live processes whose command line has `marker` as an
+    /// argument (a confined command's `$!` is a pid of its own namespace).
+    fn host_pids_with(marker: &str) -> Vec<u32> {
+        let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
+            })
+            .filter(|pid| crate::process::is_running(*pid))
+            .collect()
     }
 
     #[tokio::test]
@@ -268,6 +331,47 @@ mod tests {
         assert_eq!(out.value["stderr"], "err\n");
         assert_eq!(out.value["exitCode"], 3);
         assert!(out.text.contains("[exit code 3]"));
+        assert_eq!(out.value["confined"], true, "{}", out.value["confinement"]);
+        assert!(out.value["confinement"].as_str().unwrap().starts_with("confined: Landlock ABI"), "{}", out.value);
+    }
+
+    #[tokio::test]
+    async fn confined_writes_stay_in_the_roots_and_tmpdir() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let ws = Arc::new(Workspace::new([t.path()]).unwrap());
+        let cmd = format!(
+            "touch inside && echo tmp > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\"; \
+             touch {o}/escaped; echo rc=$?",
+            o = outside.path().display()
+        );
+        let out = Bash.call(json!({ "command": cmd }), ctx(&ws)).await.unwrap();
+        let stdout = out.value["stdout"].as_str().unwrap();
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines[0], "tmp", "{out:?}");
+        assert!(lines[2].starts_with("rc=") && lines[2] != "rc=0", "{out:?}");
+        assert!(t.path().join("inside").exists());
+        assert!(!outside.path().join("escaped").exists(), "a confined command wrote outside the roots");
+        // The per-call temp dir is gone after the call.
+        let tmpdir = std::path::Path::new(lines[1]);
+        assert!(tmpdir.starts_with(std::env::temp_dir()), "{tmpdir:?}");
+        assert!(!tmpdir.exists(), "{tmpdir:?} was not removed");
+    }
+
+    #[tokio::test]
+    async fn confine_off_runs_a_plain_child() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = Arc::new(Workspace::new([t.path()]).unwrap());
+        let mut c = ctx(&ws);
+        c.confinement = Confinement { mode: ConfineMode::Off, allow_net: false };
+        let out = Bash.call(json!({"command": "echo $$"}), c).await.unwrap();
+        assert_eq!(out.value["confined"], false);
+        assert_eq!(out.value["confinement"], "not confined (confine: off)");
+        // Not pid 1 of a namespace of its own.
+        assert_ne!(out.value["stdout"], "1\n");
+        let c = ctx(&ws);
+        let out = Bash.call(json!({"command": "echo $$"}), c).await.unwrap();
+        assert_eq!(out.value["stdout"], "1\n", "a confined command is its PID namespace's init");
     }
 
     #[tokio::test]
@@ -276,17 +380,24 @@ mod tests {
         let ws = Arc::new(Workspace::new([t.path()]).unwrap());
         let c = ctx(&ws);
         let cancel = c.cancel.clone();
-        let pidfile = t.path().join("pids");
-        let cmd = format!("sleep 30 & echo $! > {p}; sleep 30 & echo $! >> {p}; wait", p = pidfile.display());
+        let marker = format!("30.{}{}", std::process::id(), line!());
+        let ready = t.path().join("ready");
+        let cmd = format!("sleep {marker} & setsid sleep {marker} & echo ok > {r}; wait", r = ready.display());
         let task = tokio::spawn(Bash.call(json!({ "command": cmd }), c));
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while (host_pids_with(&marker).len() < 2 || !ready.exists()) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let pids = host_pids_with(&marker);
+        assert_eq!(pids.len(), 2, "both sleeps run: {pids:?}");
         cancel.cancel();
         let r = task.await.unwrap();
         assert!(matches!(r, Err(ToolError::Cancelled(_))), "{r:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let pids = std::fs::read_to_string(&pidfile).unwrap();
-        for pid in pids.lines() {
-            let pid: u32 = pid.trim().parse().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pids.iter().any(|p| crate::process::is_running(*p)) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for pid in pids {
             assert!(!crate::process::is_running(pid), "background process {pid} survived");
         }
     }
@@ -301,6 +412,13 @@ mod tests {
         assert!(!is_read_only("ls; rm x"));
         assert!(!is_read_only("cat $(rm x)"));
         assert!(!is_read_only("lsblk"));
+        assert!(is_read_only("git  'status' -s 2>&1 | head -3 >/dev/null"));
+        assert!(!is_read_only("find . -delete"));
+        assert!(!is_read_only("find . -exec rm {} +"));
+        assert!(!is_read_only("env rm x"));
+        assert!(!is_read_only("$x"));
+        assert!(!is_read_only("ls # comment\nrm x"));
+        assert!(!is_read_only(""));
     }
 
     #[test]

@@ -2,26 +2,58 @@
 //! through the cap-std `Dir` of a root, so `..`, absolute paths and symlinks
 //! that lead outside a root are refused by construction.
 
+use std::os::fd::AsRawFd;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, MetadataExt};
 
 use super::ToolError;
 
+/// Decides whether a path may be read: `true` when it may, `false` when it
+/// must stay hidden (no contents, no name). The workspace consults it while
+/// Glob and Grep walk and when Read opens a file; it is built from policy
+/// (the `Read` deny rules) by whoever builds the workspace: tools know no
+/// policy. It is called with absolute, normalized paths.
+pub type PathFilter = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// A child name used to ask a [`PathFilter`] whether a directory's contents
+/// are hidden (so `dir/**` prunes `dir` itself).
+pub const PROBE_CHILD: &str = "__wrepl_search_probe__";
+
+#[derive(Clone)]
 struct Root {
     path: PathBuf,
-    dir: Dir,
+    dir: Arc<Dir>,
 }
 
-/// The directories scripts may work in.
+/// The directories scripts may work in, and what inside them file tools may
+/// never touch (wrepl's own state) or read (a [`PathFilter`]).
+///
+/// Cheap to clone (the root handles are shared).
+#[derive(Clone)]
 pub struct Workspace {
     roots: Vec<Root>,
+    /// wrepl's own state (compile cache, session store, settings, hook
+    /// scripts, MCP config): absolute paths no file tool may touch, even
+    /// inside a root. Both the canonical and the lexical form are kept.
+    protected: Vec<PathBuf>,
+    /// (device, inode) of every protected path that existed when it was
+    /// added: a path that reaches one by another name (a case-insensitive
+    /// file system, a bind mount) is protected too.
+    protected_ids: Vec<(u64, u64)>,
+    /// What may be read (`None`: everything).
+    read_filter: Option<PathFilter>,
 }
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.roots.iter().map(|r| &r.path)).finish()
+        f.debug_struct("Workspace")
+            .field("roots", &self.roots.iter().map(|r| &r.path).collect::<Vec<_>>())
+            .field("protected", &self.protected)
+            .field("read_filter", &self.read_filter.is_some())
+            .finish()
     }
 }
 
@@ -51,12 +83,67 @@ impl Workspace {
                 .map_err(|e| ToolError::NotFound(format!("workspace root {}: {e}", r.display())))?;
             let dir = Dir::open_ambient_dir(&path, ambient_authority())
                 .map_err(|e| ToolError::Io(format!("cannot open workspace root {}: {e}", path.display())))?;
-            out.push(Root { path, dir });
+            out.push(Root { path, dir: Arc::new(dir) });
         }
         if out.is_empty() {
             return Err(ToolError::InvalidInput("at least one workspace root is required".into()));
         }
-        Ok(Self { roots: out })
+        Ok(Self { roots: out, protected: Vec::new(), protected_ids: Vec::new(), read_filter: None })
+    }
+
+    /// Add protected paths (wrepl's own state): file tools refuse them and
+    /// everything under them, Glob and Grep never list them. Each path is
+    /// kept as given (made absolute, lexically normalized) and, when it
+    /// exists, canonicalized as well (for a file not created yet: its
+    /// canonical parent joined with its name); the identity (device, inode)
+    /// of what exists is recorded too.
+    pub fn with_protected(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        for p in paths {
+            let forms = protected_forms(&p);
+            if let Some(id) = forms.iter().find_map(|f| std::fs::metadata(f).ok()).map(|m| file_id_std(&m)) {
+                if !self.protected_ids.contains(&id) {
+                    self.protected_ids.push(id);
+                }
+            }
+            for q in forms {
+                if !self.protected.contains(&q) {
+                    self.protected.push(q);
+                }
+            }
+        }
+        self
+    }
+
+    /// The protected absolute paths (canonical and lexical forms).
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
+    }
+
+    /// Hide what `filter` refuses from Glob, Grep and Read (see
+    /// [`PathFilter`]). A second filter is combined with the first (a path
+    /// must pass both).
+    pub fn with_read_filter(mut self, filter: PathFilter) -> Self {
+        self.read_filter = Some(match self.read_filter.take() {
+            None => filter,
+            Some(first) => Arc::new(move |p: &Path| first(p) && filter(p)),
+        });
+        self
+    }
+
+    /// True when `abs` (absolute, normalized) is a protected path or lies
+    /// inside one. A lexical check; [`Workspace::resolve`] also follows
+    /// symlinks and compares file identities.
+    pub fn is_protected(&self, abs: &Path) -> bool {
+        self.protected.iter().any(|p| abs.starts_with(p))
+    }
+
+    /// True when the read filter lets `abs` be read (no filter: always).
+    pub fn readable(&self, abs: &Path) -> bool {
+        self.read_filter.as_ref().is_none_or(|f| f(abs))
+    }
+
+    fn guarded(&self) -> bool {
+        !self.protected.is_empty() || self.read_filter.is_some()
     }
 
     /// The roots' absolute paths.
@@ -96,7 +183,100 @@ impl Workspace {
         let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
         let abs = normalize(&joined).ok_or_else(|| self.escape(path))?;
         let (root, rel) = self.locate(&abs).ok_or_else(|| self.escape(path))?;
-        Ok(Resolved { root, rel, abs })
+        let r = Resolved { root, rel, abs };
+        self.check_protected(&r)?;
+        Ok(r)
+    }
+
+    /// Refuse a resolved path that is, or lies inside, a protected path: as
+    /// written, where it really leads (symlinks inside the root followed),
+    /// or by the identity of it or any existing directory above it.
+    pub fn check_protected(&self, r: &Resolved) -> Result<(), ToolError> {
+        if self.protected.is_empty() {
+            return Ok(());
+        }
+        if self.is_protected(&r.abs) {
+            return Err(protected_error(&r.abs));
+        }
+        let real = self.real_path(r);
+        if self.is_protected(&real) {
+            return Err(protected_error(&r.abs));
+        }
+        // Identities: the real path and each existing directory above it
+        // inside the root (the root included).
+        let root = &self.roots[r.root];
+        if let Ok(rel) = real.strip_prefix(&root.path) {
+            for prefix in rel.ancestors() {
+                let meta =
+                    if prefix.as_os_str().is_empty() { root.dir.dir_metadata() } else { root.dir.metadata(prefix) };
+                if meta.is_ok_and(|m| self.protected_ids.contains(&(m.dev(), m.ino()))) {
+                    return Err(protected_error(&r.abs));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Check a file a tool has opened for the resolved path `r`: where the
+    /// kernel says it is (so a symlink swapped in after the path was checked
+    /// cannot redirect the tool) and what it is must not be protected, and,
+    /// when the tool reads it (`read`), the read filter must let it be read.
+    /// With `ancestors`, the identities of the directories above it are
+    /// checked as well (walks have checked them already).
+    pub fn check_opened(
+        &self,
+        file: &cap_std::fs::File,
+        r: &Resolved,
+        read: bool,
+        ancestors: bool,
+    ) -> Result<(), ToolError> {
+        if !self.guarded() {
+            return Ok(());
+        }
+        let fd = file.as_raw_fd();
+        let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).map_err(|e| {
+            ToolError::Io(format!("{}: cannot check where the opened file is (/proc/self/fd: {e})", r.abs.display()))
+        })?;
+        let text = link.to_string_lossy();
+        let real = match text.strip_suffix(" (deleted)") {
+            Some(t) => PathBuf::from(t),
+            None => link.clone(),
+        };
+        let root = &self.roots[r.root];
+        let Some(rel) = real.is_absolute().then(|| real.strip_prefix(&root.path).ok()).flatten() else {
+            return Err(ToolError::PathEscape(format!("{} leads outside the workspace", r.abs.display())));
+        };
+        if self.is_protected(&real) {
+            return Err(protected_error(&r.abs));
+        }
+        let meta = file.metadata().map_err(|e| map_io(r, e))?;
+        if self.protected_ids.contains(&(meta.dev(), meta.ino())) {
+            return Err(protected_error(&r.abs));
+        }
+        if ancestors && !self.protected_ids.is_empty() {
+            for prefix in rel.ancestors().skip(1) {
+                let meta =
+                    if prefix.as_os_str().is_empty() { root.dir.dir_metadata() } else { root.dir.metadata(prefix) };
+                if meta.is_ok_and(|m| self.protected_ids.contains(&(m.dev(), m.ino()))) {
+                    return Err(protected_error(&r.abs));
+                }
+            }
+        }
+        if read && !self.readable(&real) {
+            return Err(hidden_error(&r.abs));
+        }
+        Ok(())
+    }
+
+    /// What a walk below `base` must skip: see [`WalkGuard`].
+    pub fn walk_guard(&self, base: &Resolved) -> WalkGuard {
+        WalkGuard {
+            base: base.abs.clone(),
+            base_real: self.real_path(base),
+            protected: self.protected.clone(),
+            protected_ids: self.protected_ids.clone(),
+            read_filter: self.read_filter.clone(),
+        }
     }
 
     fn escape(&self, path: &str) -> ToolError {
@@ -136,7 +316,8 @@ impl Workspace {
         }
     }
 
-    /// Validate a directory for `chdir`: it must exist inside a root.
+    /// Validate a directory for `chdir`: it must exist inside a root (and
+    /// not be protected, see [`Workspace::resolve`]).
     pub fn resolve_dir(&self, cwd: &Path, path: &str) -> Result<Resolved, ToolError> {
         let r = self.resolve(cwd, path)?;
         let dir = self.dir(r.root);
@@ -150,6 +331,115 @@ impl Workspace {
         }
         Ok(r)
     }
+}
+
+/// What a directory walk (Glob, Grep) must skip below one base directory:
+/// protected paths and what the read filter hides, by the entry's path as
+/// walked and as it really is (the base's symlinks followed), and by the
+/// identity of protected paths.
+#[derive(Clone)]
+pub struct WalkGuard {
+    base: PathBuf,
+    base_real: PathBuf,
+    protected: Vec<PathBuf>,
+    protected_ids: Vec<(u64, u64)>,
+    read_filter: Option<PathFilter>,
+}
+
+impl std::fmt::Debug for WalkGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalkGuard")
+            .field("base", &self.base)
+            .field("base_real", &self.base_real)
+            .field("protected", &self.protected)
+            .field("read_filter", &self.read_filter.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl WalkGuard {
+    /// True when the walk must skip `path` (an entry below the base, as the
+    /// walker names it); `ino` is the directory entry's inode number when
+    /// known; for a directory (`is_dir`) the filter is also asked about its
+    /// contents (so `dir/**` prunes `dir`).
+    pub fn hides(&self, path: &Path, ino: Option<u64>, is_dir: bool) -> bool {
+        let real = match path.strip_prefix(&self.base) {
+            Ok(sub) if self.base_real != self.base => Some(self.base_real.join(sub)),
+            Ok(_) => None,
+            // Not below the base: nothing is known about it.
+            Err(_) => return true,
+        };
+        let paths = std::iter::once(path).chain(real.as_deref());
+        for p in paths {
+            if self.protected.iter().any(|q| p.starts_with(q)) {
+                return true;
+            }
+            if let Some(f) = &self.read_filter {
+                if !f(p) || (is_dir && !f(&p.join(PROBE_CHILD))) {
+                    return true;
+                }
+            }
+        }
+        if let Some(ino) = ino {
+            if self.protected_ids.iter().any(|&(_, pi)| pi == ino) {
+                // Same inode number: compare the device too (one more stat).
+                return std::fs::symlink_metadata(path).map_or(true, |m| self.protected_ids.contains(&file_id_std(&m)));
+            }
+        }
+        false
+    }
+
+    /// True when the walk's base itself must not be listed from.
+    pub fn hides_base(&self) -> bool {
+        [&self.base, &self.base_real].iter().any(|p| {
+            self.protected.iter().any(|q| p.starts_with(q))
+                || self.read_filter.as_ref().is_some_and(|f| !f(p) || !f(&p.join(PROBE_CHILD)))
+        })
+    }
+}
+
+fn file_id_std(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt as _;
+    (m.dev(), m.ino())
+}
+
+/// The error for a protected path.
+fn protected_error(shown: &Path) -> ToolError {
+    ToolError::Protected(format!(
+        "{} is wrepl's own state (its compile cache, session store, settings, hook scripts or MCP server \
+         configuration); file tools may not read or change it, even inside a workspace root",
+        shown.display()
+    ))
+}
+
+/// The error for a path the read filter hides (only reached when the file
+/// changed between the permission check and the open).
+fn hidden_error(shown: &Path) -> ToolError {
+    ToolError::PathEscape(format!("{} leads to a path the session's Read deny rules hide", shown.display()))
+}
+
+/// The absolute forms under which a protected path is recorded: the lexical
+/// (absolute, normalized) path and, if it exists, its canonical path (or
+/// the canonical parent joined with the name, for a file not yet created).
+fn protected_forms(p: &Path) -> Vec<PathBuf> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    };
+    let mut out = Vec::new();
+    if let Some(n) = normalize(&abs) {
+        out.push(n);
+    }
+    if let Ok(c) = std::fs::canonicalize(&abs) {
+        out.push(c);
+    } else if let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) {
+        if let Ok(c) = std::fs::canonicalize(parent) {
+            out.push(c.join(name));
+        }
+    }
+    out.dedup();
+    out
 }
 
 /// Lexically normalize an absolute path (`.` and `..`); `None` if `..`

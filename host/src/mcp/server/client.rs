@@ -66,6 +66,31 @@ impl Sampler for McpSampler {
     }
 }
 
+/// Longest input an approval question shows whole, in characters. A longer
+/// one is shown in part, the question saying how long it is; the request
+/// always carries the whole input in `_meta` ([`APPROVAL_INPUT_META`]).
+pub const APPROVAL_SHOWN_CHARS: usize = 8000;
+/// `_meta` key of an approval question (`elicitation/create`) that holds the
+/// exact input the call will run with, whole.
+pub const APPROVAL_INPUT_META: &str = "wrepl/input";
+
+/// The text of an approval question: the tool, the reason and the input,
+/// whole when it fits in [`APPROVAL_SHOWN_CHARS`]; otherwise its length and
+/// where the whole text is. Never a silent cut.
+pub(super) fn approval_message(tool: &str, input: &str, reason: &str) -> String {
+    let n = input.chars().count();
+    let shown = match input.char_indices().nth(APPROVAL_SHOWN_CHARS) {
+        None => format!("Input: {input}"),
+        Some((cut, _)) => format!(
+            "Input ({n} characters, too long to show whole: the first {APPROVAL_SHOWN_CHARS} are shown, and the \
+             whole input is in this request's _meta[\"{APPROVAL_INPUT_META}\"]): {}…[{} more characters]",
+            &input[..cut],
+            n - APPROVAL_SHOWN_CHARS
+        ),
+    };
+    format!("wrepl asks permission to run {tool} ({reason}).\n{shown}\nAllow this call?")
+}
+
 /// Answers permission `ask` through `elicitation/create`; without client
 /// support the answer is no.
 pub(super) struct McpApprover {
@@ -75,21 +100,20 @@ pub(super) struct McpApprover {
 impl Approver for McpApprover {
     fn approve(&self, tool: &str, input: &Value, reason: &str) -> BoxFuture<'static, bool> {
         let peer = self.conn.upgrade().and_then(|c| lock(&c.peer).clone());
-        let shown = {
-            let s = input.to_string();
-            if s.len() > 2000 {
-                format!("{}…", crate::text::prefix(&s, 2000))
-            } else {
-                s
-            }
-        };
-        let message = format!("wrepl asks permission to run {tool} ({reason}).\nInput: {shown}\nAllow this call?");
+        let whole = input.to_string();
+        let message = approval_message(tool, &whole, reason);
+        let meta = json!({
+            APPROVAL_INPUT_META: whole,
+            "wrepl/tool": tool,
+            "wrepl/inputChars": whole.chars().count(),
+        });
         Box::pin(async move {
             let Some(peer) = peer else { return false };
             if peer.peer_info().is_none_or(|i| i.capabilities.elicitation.is_none()) {
                 return false;
             }
             let params = json!({
+                "_meta": meta,
                 "mode": "form",
                 "message": message,
                 "requestedSchema": {
@@ -108,5 +132,23 @@ impl Approver for McpApprover {
                 _ => false,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_message_shows_short_input_whole_and_says_how_long_a_long_one_is() {
+        let m = approval_message("Bash", r#"{"command":"ls"}"#, "ask rule");
+        assert!(m.contains(r#"Input: {"command":"ls"}"#), "{m}");
+        let long = format!("{{\"command\":\"{}END\"}}", "é".repeat(APPROVAL_SHOWN_CHARS));
+        let m = approval_message("Bash", &long, "ask rule");
+        let total = long.chars().count();
+        assert!(m.contains(&format!("Input ({total} characters")), "{}", &m[..200]);
+        assert!(m.contains(APPROVAL_INPUT_META), "{}", &m[..200]);
+        assert!(m.contains(&format!("[{} more characters]", total - APPROVAL_SHOWN_CHARS)));
+        assert!(!m.contains("END"));
     }
 }

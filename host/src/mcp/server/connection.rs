@@ -43,6 +43,9 @@ pub(super) struct Connection {
     pub(super) name: Mutex<String>,
     /// True once `name` is claimed in `options.live_sessions`.
     pub(super) claimed: Mutex<bool>,
+    /// Over authenticated HTTP: the token the connection was first used
+    /// with; every later request must carry the same one.
+    pub(super) principal: Mutex<Option<Fingerprint>>,
     pub(super) peer: Mutex<Option<Peer<RoleServer>>>,
     pub(super) progress: Mutex<Option<ProgressTarget>>,
     pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<(Peer<RoleServer>, ProgressNotificationParam)>,

@@ -5,6 +5,10 @@
 //! (`sampling/createMessage`, `elicitation/create`). Inner-call progress is
 //! sent as `notifications/progress` on the outer call's progress token;
 //! `notifications/cancelled` stops the running evaluation and its calls.
+//!
+//! Over HTTP every request passes one middleware ([`http`]): a foreign
+//! `Origin` gets 403, a missing or wrong bearer token 401 ([`auth`]), and an
+//! MCP session or a store session belongs to the token that created it.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
@@ -33,12 +37,17 @@ use crate::runtime::{CancelToken, RegisteredTool};
 use crate::tools::sampling::{SampleError, SampleRequest, Sampler};
 use crate::tools::Media;
 
+pub mod auth;
 mod client;
 mod connection;
+pub mod http;
 mod results;
 
+pub use auth::{AuthError, Fingerprint, TokenSet, TokenSource};
 use client::{McpApprover, McpSampler};
+pub use client::{APPROVAL_INPUT_META, APPROVAL_SHOWN_CHARS};
 use connection::{async_worker, lock, AsyncBook, AsyncState, ConnState, Connection, ProgressTarget};
+pub use http::{serve_http, HttpAuth, HttpSecurity};
 use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def, REPL_DESCRIPTION};
 pub use results::{outer_result, transcript, Settled};
 
@@ -68,6 +77,16 @@ pub enum ServeError {
     /// A socket or stdio error.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The HTTP server would be open to anyone (`--no-auth` on a
+    /// non-loopback address).
+    #[error("refusing to serve: {0}")]
+    Insecure(String),
+    /// An `--allow-origin` value is not an origin.
+    #[error("invalid origin {0}")]
+    BadOrigin(String),
+    /// The server's tokens could not be obtained.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
 }
 
 /// What every connection of one server shares.
@@ -87,6 +106,9 @@ pub struct ServerOptions {
     pub repl_enabled: bool,
     /// Sessions held by a live connection (one writer per session log).
     pub live_sessions: Mutex<std::collections::HashSet<String>>,
+    /// Store sessions opened over authenticated HTTP: the token that
+    /// opened each. Another token cannot open them.
+    owners: Mutex<HashMap<String, Fingerprint>>,
 }
 
 impl ServerOptions {
@@ -101,7 +123,32 @@ impl ServerOptions {
             async_mode: false,
             repl_enabled: true,
             live_sessions: Default::default(),
+            owners: Default::default(),
         })
+    }
+
+    /// Lets the token `who` record into the store session `name`: a session
+    /// it opened before, or one that is not in the store yet (now its own).
+    /// A session another token opened, or one recorded by anything but this
+    /// server's authenticated HTTP (another process, the CLI), is refused:
+    /// ownership is known only for sessions this process saw opened.
+    fn claim_session(&self, name: &str, who: Fingerprint) -> Result<(), String> {
+        let Some(store) = &self.store else { return Ok(()) };
+        let mut owners = lock(&self.owners);
+        match owners.get(name) {
+            Some(owner) if *owner == who => Ok(()),
+            Some(_) => Err(format!("session {name:?} belongs to another token; choose another session name")),
+            None => {
+                let sessions = store.sessions().map_err(|e| format!("session store: {e}"))?;
+                if sessions.iter().any(|s| s.name == name) {
+                    return Err(format!(
+                        "session {name:?} was not opened through this server with your token (it was recorded by                          another process or by the CLI), so it cannot be resumed over HTTP; resume it over stdio                          with `wrepl serve --session {name}`, or choose another session name"
+                    ));
+                }
+                owners.insert(name.to_string(), who);
+                Ok(())
+            }
+        }
     }
 
     pub(super) fn text_cap(&self) -> usize {
@@ -149,6 +196,7 @@ impl WreplServer {
             options,
             name: Mutex::new(name),
             claimed: Mutex::new(false),
+            principal: Mutex::new(None),
             peer: Mutex::new(None),
             progress: Mutex::new(None),
             progress_tx,
@@ -209,6 +257,31 @@ impl WreplServer {
         }
         *lock(&self.conn.name) = wanted.to_string();
         Ok(())
+    }
+
+    /// Over authenticated HTTP, the token of the request: every request of
+    /// a connection must carry the same one (the middleware sees to it),
+    /// and the session the connection records into must be that token's.
+    fn check_owner(&self, context: &RequestContext<RoleServer>) -> Result<(), String> {
+        let who = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<http::Authenticated>())
+            .map(|a| a.0);
+        let mut principal = lock(&self.conn.principal);
+        match (*principal, who) {
+            (None, None) => return Ok(()),
+            (None, Some(w)) => *principal = Some(w),
+            (Some(p), Some(w)) if p == w => {}
+            _ => return Err("this MCP connection belongs to another token".into()),
+        }
+        drop(principal);
+        let Some(who) = who else { return Ok(()) };
+        if *lock(&self.conn.claimed) {
+            return Ok(());
+        }
+        let name = lock(&self.conn.name).clone();
+        self.conn.options.claim_session(&name, who)
     }
 
     async fn call_repl(&self, args: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
@@ -384,7 +457,7 @@ impl ServerHandler for WreplServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.remember_peer(&context);
-        if let Err(e) = self.choose_session(&context) {
+        if let Err(e) = self.choose_session(&context).and_then(|()| self.check_owner(&context)) {
             return Ok(input_error(e).into());
         }
         let args = request.arguments.clone().unwrap_or_default();
@@ -413,29 +486,5 @@ pub async fn serve_stdio(options: Arc<ServerOptions>) -> Result<(), ServeError> 
     let server = WreplServer::new(options);
     let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Transport(e.to_string()))?;
     running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
-    Ok(())
-}
-
-/// Serve streamable HTTP at `addr` (path `/mcp`) until `shutdown` fires. Calls
-/// `bound` with the actual address once listening (useful with port 0).
-pub async fn serve_http(
-    options: Arc<ServerOptions>,
-    addr: std::net::SocketAddr,
-    shutdown: CancellationToken,
-    bound: impl FnOnce(std::net::SocketAddr),
-) -> Result<(), ServeError> {
-    use rmcp::transport::streamable_http_server::{
-        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let factory_options = options.clone();
-    let service: StreamableHttpService<WreplServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(WreplServer::new(factory_options.clone())),
-        Default::default(),
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    bound(listener.local_addr()?);
-    axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled_owned().await }).await?;
     Ok(())
 }

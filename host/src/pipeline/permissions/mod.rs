@@ -3,7 +3,9 @@
 //!
 //! This module holds the decision, the request and the compiled lists with
 //! their evaluation; a rule's text is parsed in `rules`, path globs live in
-//! `path_spec` and the shell-command splitting in `shell`.
+//! `path_spec`, shell command lines are prepared for matching in `shell`
+//! (over the one parser, `crate::shell_syntax`) and the read filter of walks
+//! in `read_filter`.
 //!
 //! # Tool part
 //!
@@ -12,6 +14,13 @@
 //! - `mcp__srv__*`: a trailing `*` matches any rest of the name; it is only
 //!   accepted at the end of an MCP name (`mcp__...`).
 //!
+//! A tool name must name a tool: one of the pipeline's tools or a built-in
+//! one, `repl`, a script-registered tool (`eval_registered__<name>`) or an
+//! MCP tool (`mcp__…`). Anything else is an error that suggests the name
+//! meant (`--allow write`: did you mean "Write"?), never a rule that silently
+//! matches nothing. (Settings checked on their own, before the pipeline's
+//! tools are known, only reject a wrong-case name of a built-in tool.)
+//!
 //! # Specifier
 //!
 //! No specifier, or `(*)`, covers every call of the tool. Otherwise the
@@ -19,14 +28,14 @@
 //!
 //! - **path rules** for tools of kind `Path` (the file tools): a gitignore-style
 //!   glob (see below), matched against [`PermissionRequest::paths`];
+//! - **shell rules** for tools of kind `Shell` (Bash): see below;
 //! - **command rules** for every other tool: `npm test` is an exact match,
 //!   `git status:*` a prefix match (the subject equals `git status` or starts
-//!   with `git status` followed by a space or tab). They match
-//!   [`PermissionRequest::command`]; for tools of kind `Shell` (Bash) the
-//!   command is first split into subcommands (below).
+//!   with `git status` followed by a space or tab), against the whole of
+//!   [`PermissionRequest::command`].
 //!
-//! A path rule never matches a request without paths, a command rule never
-//! matches a request without a command.
+//! A path rule never matches a request without paths, a command or shell
+//! rule never matches a request without a command.
 //!
 //! # Evaluation
 //!
@@ -35,39 +44,76 @@
 //! caller applies its default. The lists are asymmetric, always towards the
 //! stricter outcome:
 //!
-//! - a **deny** rule matches when ANY subcommand / ANY path matches it;
-//! - the **allow** (or **ask**) list matches when EVERY subcommand and EVERY
+//! - a **deny** rule matches when ANY command / ANY path matches it;
+//! - the **allow** (or **ask**) list matches when EVERY command and EVERY
 //!   path is matched by some rule of that list (not necessarily the same rule).
 //!
 //! # Shell commands
 //!
-//! A shell command is split on `&&`, `||`, `;`, `|`, `|&`, `&` (background)
-//! and newlines outside quotes (single quotes, double quotes and backslash
-//! escapes are respected). For **allow/ask** each subcommand is compared
-//! verbatim (only surrounding whitespace is trimmed), and a subcommand is
-//! *not matchable at all* when it contains:
+//! A shell rule's specifier is written as shell words: `Bash(git status)`
+//! (exactly that command), `Bash(git diff *)` (Claude-style: `*` is any text,
+//! across words; a trailing ` *` also matches nothing, so `Bash(ls *)`
+//! covers `ls` and `ls -la` but not `lsblk`, while `Bash(ls*)` covers all
+//! three) and `Bash(git status:*)` (the same as `Bash(git status *)`).
+//! Quotes and backslashes quote, whitespace between words is one boundary;
+//! shell syntax other than words in a rule (`;`, `|`, `$`, …) is an error.
+//! A rule is matched against one simple command's words after bash's quote
+//! removal, so `git "status"` is `git status`, and `'git status'` (one word)
+//! is not.
 //!
-//! - command substitution (`$(…)`, backticks, also inside double quotes) or
-//!   process substitution (`<(…)`, `>(…)`);
-//! - an output redirection to anything but `/dev/null` or a file descriptor
-//!   (`> out.txt`, `>> log`, `&> f`, `<> f`), since `Bash(echo:*)` must not
-//!   allow overwriting files;
-//! - control characters other than tab, or an unterminated quote.
+//! The command line is parsed as bash would (`crate::shell_syntax`, on
+//! `brush-parser`, cross-checked against bash's reading).
 //!
-//! Leading `VAR=value` assignments are kept, so `FOO=1 git status` is not
-//! allowed by `Bash(git status:*)` (assignments such as `GIT_DIR=…` or
-//! `LD_PRELOAD=…` change what a command does).
+//! **Allow and ask rules match only a command line they fully understand:**
+//! simple commands joined by `;`, `&&`, `||`, `|`, `|&`, `!` and newlines, made
+//! of plain and quoted words. An argument may be a plain variable (`$X`,
+//! `${X}`) or a glob (`*.rs`), which only a `*` of the rule covers (its value
+//! is known only when bash runs). Redirections may read a file (`< f`),
+//! duplicate or close descriptors (`2>&1`, `>&-`) and write to `/dev/null`,
+//! nothing else. Every top-level command must be matched by some rule of the
+//! list. Anything else can never match an allow or ask rule, whatever the rule
+//! says — the call falls to the default (`ask`, or deny where no one can be
+//! asked), with a message that names the construct:
 //!
-//! For **deny** the same split is used, plus each command substitution body
-//! is split as well, and each subcommand is tried verbatim and normalised:
-//! quotes removed, whitespace collapsed, leading `VAR=value` assignments,
-//! grouping characters (`(`, `{`, `!`) and wrapper words (`sudo`, `env`,
-//! `exec`, `command`, `nohup`, `time`, `xargs`, `if`, `then`, `do`, …, with
-//! their `-options`) stripped, and the program path reduced to its base name.
-//! So `Bash(rm:*)` also denies `FOO=1 rm -rf /`, `/bin/rm x`, `sudo rm x`,
-//! `"rm" x`, `ls; rm x` and `echo $(rm x)`. Deny command rules are still a
-//! best-effort blocklist (a shell can always spell a command differently, e.g.
-//! `sh -c`, `eval`, aliases); the allow list is the real boundary.
+//! - command and process substitution (`$(…)`, backticks, `<(…)`), `${…}` beyond
+//!   a plain variable, arithmetic, here-documents and here-strings, `$'…'` and
+//!   `$"…"`, comments, control characters, anything that does not parse;
+//! - compound commands (subshells, groups, `if`, loops, `case`, `[[ ]]`),
+//!   function definitions, `&`, the `time` keyword;
+//! - output redirection to anything but `/dev/null`, `<>`;
+//! - variable assignments (`FOO=1 git status`: `GIT_DIR=…` or `LD_PRELOAD=…`
+//!   change what a command does), a command word that is a variable or a pattern;
+//! - programs that run other code, also behind wrappers (`nice eval …`):
+//!   `eval`, `exec`, `source`/`.`, a shell with `-c` or reading its input or a
+//!   script (`sh -c`, `| sh`), `xargs`, `find` with `-exec`/`-execdir`/`-ok`/
+//!   `-delete`/`-fprint…` (or an argument known only at run time), `env`
+//!   running a command, `trap`, `alias`, `let`, `watch`, `flock -c`, …;
+//! - builtins that evaluate array subscripts (`declare`, `read`, `printf -v`,
+//!   `test -v`, …) with a `[` in an argument, and `export`/`declare` of a
+//!   variable that changes what later commands run (`PATH`, `LD_*`, `GIT_*`,
+//!   `PAGER`, `EDITOR`, `BASH_ENV`, `PS4`, …).
+//!
+//! **Deny rules see through wrappers:** they are tried against every simple
+//! command bash may run, at every depth (inside substitutions, subshells,
+//! loops, function bodies, here-document bodies), each as written and with the
+//! program path reduced to its base name (`/bin/rm` → `rm`), and again after
+//! stripping known wrappers with their options (`nice`, `timeout`, `env`,
+//! `command`, `builtin`, `exec`, `nohup`, `stdbuf`, `time`, `sudo`, `doas`,
+//! `xargs`, `ionice`, `chrt`, `taskset`, `setsid`, `unbuffer`, `flock`,
+//! `chroot`, `busybox`, …). The strings of `eval`, `bash -c`/`sh -c`, `trap`,
+//! `alias`, `watch`, `flock -c`, `env -S` are parsed in turn, the commands of
+//! `find -exec` are commands, and values assigned to variables are read as
+//! commands too (a program may run them: `GIT_PAGER='rm x' git log`). A word
+//! whose value is known only when bash runs (`$x`, `"$@"`, `*.txt`) matches
+//! any words. And when a command cannot be known statically — a command word
+//! that is an expansion (`$x`, `$'rm'`, `{rm,x}`), `eval` or `bash -c` of a
+//! string known only at run time, a shell reading its input or a script
+//! (`| sh`), `source`, arithmetic over variables, an indirect expansion, an
+//! unknown option of a wrapper, a line that does not parse, … — the line
+//! counts as matching every deny rule of the tool. Deny rules are still a
+//! blocklist over the programs wrepl knows (a copy of `rm` under another name
+//! is not `rm`); the allow list, and the OS confinement of Bash, are the
+//! boundary.
 //!
 //! # Path globs
 //!
@@ -87,7 +133,7 @@
 //! matching directory (`Read(./secrets)` covers `./secrets/key`), and a
 //! trailing `/` is ignored. `..` and `.` components are rejected in rules.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -98,34 +144,105 @@ use super::settings::{PermissionSettings, SettingsError};
 use crate::tools::{RuleKind, Tool};
 
 mod path_spec;
+mod read_filter;
 mod rules;
 mod shell;
 
 use path_spec::normalize;
+pub use read_filter::read_deny_filter;
 use rules::Spec;
 pub use rules::{Rule, ToolPattern};
-use shell::{deny_candidates, split_shell, Part};
+use shell::{ShellSubject, Subject as ShellCommand};
+
+/// The tool wrepl's MCP server serves itself (`repl`); rules may name it.
+const FRONT_TOOLS: &[&str] = &["repl"];
+/// Tools scripts register are named with this prefix; rules may name them.
+const REGISTERED: &str = "eval_registered__";
 
 /// How each tool's rule specifiers match: taken from the tools themselves
 /// ([`Tool::rule_kind`]); a name no tool has matches as a whole command.
+/// It also knows which tool names rules may use (see the module docs).
 #[derive(Debug, Clone, Default)]
-pub struct RuleKinds(BTreeMap<String, RuleKind>);
+pub struct RuleKinds {
+    kinds: BTreeMap<String, RuleKind>,
+    /// Every tool is known: an unknown name is an error (otherwise only a
+    /// wrong-case name of a known tool is).
+    strict: bool,
+}
 
 impl RuleKinds {
-    /// The kinds of these tools.
+    /// The kinds of these tools (the pipeline's: names rules use must be
+    /// these, built-in tools, or tools with their own prefixes).
     pub fn of<'a>(tools: impl IntoIterator<Item = &'a Arc<dyn Tool>>) -> Self {
-        Self(tools.into_iter().map(|t| (t.name().to_string(), t.rule_kind())).collect())
+        let kinds = tools.into_iter().map(|t| (t.name().to_string(), t.rule_kind())).collect();
+        Self { kinds, strict: true }
     }
 
-    /// The kinds of the built-in tools.
+    /// The kinds of the built-in tools, for rules checked before the
+    /// pipeline's tools are known (a library may add tools of its own).
     pub fn builtin() -> Self {
-        Self::of(&crate::tools::builtin_tools())
+        Self { strict: false, ..Self::of(&crate::tools::builtin_tools()) }
     }
 
     /// The kind of `tool`'s rules.
     pub fn get(&self, tool: &str) -> RuleKind {
-        self.0.get(tool).copied().unwrap_or(RuleKind::Command)
+        self.kinds.get(tool).copied().unwrap_or(RuleKind::Command)
     }
+
+    /// Whether rules may name `name`; the error suggests a name they may.
+    fn check_name(&self, name: &str) -> Result<(), String> {
+        if self.kinds.contains_key(name)
+            || FRONT_TOOLS.contains(&name)
+            || name.starts_with("mcp__")
+            || name.starts_with(REGISTERED)
+        {
+            return Ok(());
+        }
+        let builtin: Vec<String> = crate::tools::builtin_tools().iter().map(|t| t.name().to_string()).collect();
+        if builtin.iter().any(|b| b == name) {
+            return Ok(());
+        }
+        let known: BTreeSet<&str> = self
+            .kinds
+            .keys()
+            .map(String::as_str)
+            .chain(builtin.iter().map(String::as_str))
+            .chain(FRONT_TOOLS.iter().copied())
+            .collect();
+        if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+            return Err(format!("unknown tool {name:?}: did you mean {k:?}? (tool names are case-sensitive)"));
+        }
+        if !self.strict {
+            return Ok(());
+        }
+        let lower = name.to_ascii_lowercase();
+        let near = known
+            .iter()
+            .copied()
+            .filter(|k| edit_distance(&k.to_ascii_lowercase(), &lower) <= 2)
+            .min_by_key(|k| edit_distance(&k.to_ascii_lowercase(), &lower));
+        match near {
+            Some(k) => Err(format!("unknown tool {name:?}: did you mean {k:?}?")),
+            None => Err(format!(
+                "unknown tool {name:?} (the tools are {}; MCP tools are named mcp__<server>__<tool>)",
+                known.iter().copied().collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}
+
+/// Levenshtein distance (names are short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// The outcome of a permission check. Ordered by strictness:
@@ -177,9 +294,25 @@ pub struct Matched {
     /// The list that matched.
     pub decision: Decision,
     /// The rule that matched, as written; when several rules of an
-    /// allow/ask list were needed (one per subcommand or path) they are
+    /// allow/ask list were needed (one per command or path) they are
     /// joined with `", "`.
     pub rule: String,
+    /// For a deny rule of a shell tool: which part of the command line it
+    /// matched ("it matches `rm -f x`"), or why the line counts as matching
+    /// every deny rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+}
+
+/// Why no rule allows a call, and how one could (for messages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    /// What is not covered, or the construct no allow rule can match
+    /// ("command substitution `$(…)` cannot match an allow rule (in `…`)").
+    pub why: String,
+    /// The narrowest grant that would allow it, completing "Grant it with …"
+    /// (`an allow rule (e.g. --allow 'Bash(git push:*)')`).
+    pub grant: String,
 }
 
 /// Compiled `allow`, `ask` and `deny` lists.
@@ -263,29 +396,142 @@ impl PermissionRules {
     /// `None` when no list matches; the caller applies its default.
     pub fn evaluate(&self, req: &PermissionRequest) -> Option<Matched> {
         let subject = Subject::new(req, self.kinds.get(req.tool) == RuleKind::Shell);
-        if let Some(rule) = self.deny.iter().find(|r| subject.deny_matches(r)) {
-            return Some(Matched { decision: Decision::Deny, rule: rule.text.clone() });
+        for rule in &self.deny {
+            if let Some(part) = subject.deny_matches(rule) {
+                return Some(Matched { decision: Decision::Deny, rule: rule.text.clone(), part });
+            }
         }
         for (list, decision) in [(&self.ask, Decision::Ask), (&self.allow, Decision::Allow)] {
             if let Some(rule) = subject.list_matches(list) {
-                return Some(Matched { decision, rule });
+                return Some(Matched { decision, rule, part: None });
             }
         }
         None
     }
+
+    /// Why no rule allows a shell command, and the narrowest grant that would
+    /// (`None` for other tools, or when there is nothing to add). For
+    /// messages: call it only when the default decides.
+    pub fn explain(&self, req: &PermissionRequest) -> Option<Hint> {
+        if self.kinds.get(req.tool) != RuleKind::Shell {
+            return None;
+        }
+        let sh = shell::analyze(req.command?);
+        let tool = req.tool;
+        match &sh.allow {
+            Err(r) => {
+                let at = if r.part.is_empty() { String::new() } else { format!(" (in `{}`)", r.part) };
+                Some(Hint {
+                    why: format!("{} cannot match an allow rule{at}", r.construct),
+                    grant: format!("--allow '{tool}' (every command): no narrower rule covers {}", r.construct),
+                })
+            }
+            Ok(commands) => {
+                let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.tool.matches(tool)).collect();
+                let uncovered: Vec<&ShellCommand> = commands
+                    .iter()
+                    .filter(|c| !rules.iter().any(|r| matches!(&r.spec, Spec::Shell(p) if p.matches(&c.syms, false))))
+                    .collect();
+                if uncovered.is_empty() {
+                    return None;
+                }
+                let parts: Vec<String> = uncovered.iter().map(|c| format!("`{}`", c.text)).collect();
+                let mut grants: Vec<String> = Vec::new();
+                for c in &uncovered {
+                    let g = format!("--allow '{}'", suggest(tool, c));
+                    if !grants.contains(&g) {
+                        grants.push(g);
+                    }
+                }
+                let (verb, noun) = if parts.len() == 1 { ("is", "an allow rule") } else { ("are", "allow rules") };
+                Some(Hint {
+                    why: format!("{} {verb} not covered by an allow rule", parts.join(", ")),
+                    grant: format!("{noun} (e.g. {})", grants.join(" ")),
+                })
+            }
+        }
+    }
+}
+
+/// Programs whose second word names what they do (`git push`).
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "cargo",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "pip",
+    "pip3",
+    "apt",
+    "apt-get",
+    "brew",
+    "gh",
+    "systemctl",
+    "terraform",
+    "make",
+    "rustup",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "bundle",
+    "gem",
+    "composer",
+    "poetry",
+    "uv",
+    "conda",
+    "az",
+    "aws",
+    "gcloud",
+    "deno",
+    "bun",
+    "nix",
+    "just",
+];
+
+/// The narrowest useful rule covering a command: its program, and its
+/// subcommand for programs that have them (`Bash(git push:*)`).
+fn suggest(tool: &str, c: &ShellCommand) -> String {
+    let quote = |w: &str| {
+        if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "._/+@%=,-~".contains(c)) {
+            w.to_string()
+        } else {
+            format!("\"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""))
+        }
+    };
+    let mut words = vec![c.words.first().cloned().flatten().unwrap_or_default()];
+    let program = shell::basename(&words[0]).to_string();
+    if let Some(Some(sub)) = c.words.get(1) {
+        let plain = sub.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && sub.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if plain && SUBCOMMAND_PROGRAMS.contains(&program.as_str()) {
+            words.push(sub.clone());
+        }
+    }
+    let words: Vec<String> = words.iter().map(|w| quote(w)).collect();
+    format!("{tool}({}:*)", words.join(" "))
 }
 
 fn parse_rule(text: &str, field: String, kinds: &RuleKinds) -> Result<Rule, SettingsError> {
     Rule::parse_for(text, kinds).map_err(|reason| SettingsError::InvalidRule { field, rule: text.to_string(), reason })
 }
 
+/// What a request's command is, prepared for matching.
+enum CommandSubject {
+    /// A shell command line.
+    Shell(ShellSubject),
+    /// Another tool's whole command (trimmed).
+    Whole(String),
+}
+
 /// A request prepared for matching.
 struct Subject<'a> {
     tool: &'a str,
-    /// Subcommands for allow/ask (`None`: the request has no command).
-    parts: Option<Vec<Part>>,
-    /// Candidate spellings for deny.
-    deny_candidates: Option<Vec<String>>,
+    command: Option<CommandSubject>,
     paths: Vec<PathBuf>,
     root: PathBuf,
 }
@@ -293,47 +539,66 @@ struct Subject<'a> {
 impl<'a> Subject<'a> {
     fn new(req: &PermissionRequest<'a>, shell: bool) -> Self {
         let root = normalize(req.project_root);
-        let (parts, deny_candidates) = match req.command {
-            None => (None, None),
-            Some(cmd) if shell => (Some(split_shell(cmd)), Some(deny_candidates(cmd))),
-            Some(cmd) => {
-                let t = cmd.trim().to_string();
-                (Some(vec![Part { text: t.clone(), safe: true }]), Some(vec![t]))
+        let command = req.command.map(|cmd| {
+            if shell {
+                CommandSubject::Shell(shell::analyze(cmd))
+            } else {
+                CommandSubject::Whole(cmd.trim().to_string())
             }
-        };
+        });
         let paths = req.paths.iter().map(|p| normalize(&root.join(p))).collect();
-        Subject { tool: req.tool, parts, deny_candidates, paths, root }
+        Subject { tool: req.tool, command, paths, root }
     }
 
-    fn deny_matches(&self, rule: &Rule) -> bool {
+    /// `Some(part)` when `rule` denies the request (`part`: what it matched,
+    /// for shell commands).
+    fn deny_matches(&self, rule: &Rule) -> Option<Option<String>> {
         if !rule.tool.matches(self.tool) {
-            return false;
+            return None;
         }
-        match &rule.spec {
-            Spec::Any => true,
-            Spec::Command(c) => self
-                .deny_candidates
-                .as_ref()
-                .is_some_and(|cands| cands.iter().any(|cand| c.raw.matches(cand) || c.normalized.matches(cand))),
-            Spec::Path(p) => self.paths.iter().any(|path| p.matches(path, &self.root)),
+        match (&rule.spec, &self.command) {
+            (Spec::Any, _) => Some(None),
+            (Spec::Command(c), Some(CommandSubject::Whole(t))) => c.matches(t).then_some(None),
+            (Spec::Shell(p), Some(CommandSubject::Shell(sh))) => {
+                if let Some(why) = &sh.unknown {
+                    return Some(Some(format!("{why}, so it counts as matching every deny rule")));
+                }
+                sh.deny.iter().find(|c| p.matches(&c.syms, true)).map(|c| Some(format!("it matches `{}`", c.text)))
+            }
+            (Spec::Path(p), _) => self.paths.iter().any(|path| p.matches(path, &self.root)).then_some(None),
+            _ => None,
         }
     }
 
-    /// Every subcommand / path must be matched by some rule of `list`.
+    /// Every command / path must be matched by some rule of `list`.
     /// Returns the rule(s) used.
     fn list_matches(&self, list: &[Rule]) -> Option<String> {
         let applicable: Vec<&Rule> = list.iter().filter(|r| r.tool.matches(self.tool)).collect();
         if let Some(rule) = applicable.iter().find(|r| matches!(r.spec, Spec::Any)) {
             return Some(rule.text.clone());
         }
-        if let Some(parts) = self.parts.as_ref().filter(|p| !p.is_empty()) {
-            let used = covering(parts, &applicable, |part, spec| match spec {
-                Spec::Command(c) => part.safe && c.raw.matches(&part.text),
-                _ => false,
-            });
-            if used.is_some() {
-                return used;
+        match &self.command {
+            Some(CommandSubject::Shell(sh)) => {
+                if let Ok(commands) = sh.allow.as_ref().map(Vec::as_slice) {
+                    let used = covering(commands, &applicable, |c, spec| match spec {
+                        Spec::Shell(p) => p.matches(&c.syms, false),
+                        _ => false,
+                    });
+                    if used.is_some() && !commands.is_empty() {
+                        return used;
+                    }
+                }
             }
+            Some(CommandSubject::Whole(t)) => {
+                let used = covering(std::slice::from_ref(t), &applicable, |t, spec| match spec {
+                    Spec::Command(c) => c.matches(t),
+                    _ => false,
+                });
+                if used.is_some() {
+                    return used;
+                }
+            }
+            None => {}
         }
         if !self.paths.is_empty() {
             return covering(&self.paths, &applicable, |path, spec| match spec {

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use super::path_spec::{parse_path_spec, PathSpec};
-use super::shell::shell_words;
+use super::shell::Sym;
 use super::RuleKinds;
 use crate::tools::RuleKind;
 
@@ -88,13 +88,16 @@ pub struct Rule {
 pub(super) enum Spec {
     /// The whole tool.
     Any,
-    /// Calls whose command matches (see [`CommandSpec`]).
-    Command(CommandSpec),
+    /// Calls whose whole command matches (tools of kind `Command`).
+    Command(CmdPattern),
+    /// Calls whose shell commands match (tools of kind `Shell`).
+    Shell(ShellPattern),
     /// Calls whose paths match.
     Path(PathSpec),
 }
 
-/// A command specifier: `npm test` (exact) or `git status:*` (prefix).
+/// A command specifier of a non-shell tool: `npm test` (exact) or
+/// `git status:*` (prefix).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum CmdPattern {
     /// The subject equals this.
@@ -113,22 +116,138 @@ impl CmdPattern {
             }
         }
     }
+}
 
-    fn map(&self, f: impl Fn(&str) -> String) -> CmdPattern {
-        match self {
-            CmdPattern::Exact(s) => CmdPattern::Exact(f(s)),
-            CmdPattern::Prefix(s) => CmdPattern::Prefix(f(s)),
+/// One symbol of a shell command pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PSym {
+    /// A literal character of a word.
+    Ch(char),
+    /// A boundary between words.
+    Sep,
+    /// `*`: any text, across words.
+    Star,
+}
+
+/// A shell command specifier (`Bash(git diff *)`, `Bash(git status:*)`,
+/// `Bash(npm test)`), matched word by word against one simple command (see
+/// the parent module's [Shell commands](super#shell-commands)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ShellPattern {
+    syms: Vec<PSym>,
+    /// The pattern ends with ` *` (or `:*`), which also matches nothing:
+    /// `ls *` covers `ls`.
+    optional_tail: bool,
+}
+
+impl ShellPattern {
+    /// Parse a specifier written as shell words: quotes and backslashes
+    /// quote, an unquoted `*` is a wildcard, a trailing `:*` means ` *`.
+    /// Shell syntax other than words is an error (a rule matches words).
+    pub(super) fn parse(spec: &str) -> Result<ShellPattern, String> {
+        let (body, prefix) = match spec.strip_suffix(":*") {
+            Some(p) if p.trim().is_empty() => return Err("empty command prefix before `:*`".into()),
+            Some(p) => (p.trim_end(), true),
+            None => (spec.trim(), false),
+        };
+        let mut syms = Vec::new();
+        let mut chars = body.chars().peekable();
+        let mut in_word = false;
+        let mut sep_pending = false;
+        while let Some(c) = chars.next() {
+            if c == ' ' || c == '\t' {
+                sep_pending |= in_word;
+                in_word = false;
+                continue;
+            }
+            if sep_pending {
+                syms.push(PSym::Sep);
+                sep_pending = false;
+            }
+            let word_start = !in_word;
+            in_word = true;
+            match c {
+                '\'' => loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => syms.push(PSym::Ch(c)),
+                        None => return Err("unterminated `'` quote".into()),
+                    }
+                },
+                '"' => loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            syms.extend(chars.next().map(PSym::Ch));
+                        }
+                        Some(c @ ('$' | '`')) => return Err(format!("`{c}` inside `\"…\"` would expand in bash")),
+                        Some(c) => syms.push(PSym::Ch(c)),
+                        None => return Err("unterminated `\"` quote".into()),
+                    }
+                },
+                '\\' => match chars.next() {
+                    Some(c) => syms.push(PSym::Ch(c)),
+                    None => return Err("a trailing backslash".into()),
+                },
+                '*' => syms.push(PSym::Star),
+                '#' if word_start => return Err("`#` would start a comment (quote it)".into()),
+                '$' | '`' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\n' | '\r' => {
+                    return Err(format!(
+                        "`{c}` is shell syntax: a command rule matches the words of one simple command \
+                         (quote it to mean the character, or write `*` for any text)"
+                    ))
+                }
+                c if c.is_control() => return Err("a control character".into()),
+                c => syms.push(PSym::Ch(c)),
+            }
         }
+        if syms.is_empty() {
+            return Err("empty specifier".into());
+        }
+        if prefix {
+            syms.extend([PSym::Sep, PSym::Star]);
+        }
+        let optional_tail = syms.ends_with(&[PSym::Sep, PSym::Star]);
+        Ok(ShellPattern { syms, optional_tail })
+    }
+
+    /// Whether the command with these symbols is covered. For allow and ask
+    /// (`deny == false`) a word known only when it runs (an expansion, a
+    /// pattern) is covered only by a `*`; for deny it matches anything.
+    pub(super) fn matches(&self, subject: &[Sym], deny: bool) -> bool {
+        glob(&self.syms, subject, deny)
+            || (self.optional_tail && glob(&self.syms[..self.syms.len() - 2], subject, deny))
     }
 }
 
-/// A command specifier in the two spellings rules are compared in.
-#[derive(Debug, Clone)]
-pub(super) struct CommandSpec {
-    /// As written: used for allow/ask (verbatim comparison).
-    pub(super) raw: CmdPattern,
-    /// Quotes removed, whitespace collapsed: additionally tried for deny.
-    pub(super) normalized: CmdPattern,
+/// Pattern `p` against subject `s` (dynamic programming over suffixes:
+/// `O(|p|·|s|)` time, `O(|s|)` memory).
+fn glob(p: &[PSym], s: &[Sym], deny: bool) -> bool {
+    let n = s.len();
+    // next[j]: p[i+1..] matches s[j..]; first for the empty pattern.
+    let mut next = vec![false; n + 1];
+    next[n] = true;
+    if deny {
+        for j in (0..n).rev() {
+            next[j] = s[j] == Sym::Unknown && next[j + 1];
+        }
+    }
+    let mut cur = vec![false; n + 1];
+    for sym in p.iter().rev() {
+        for j in (0..=n).rev() {
+            cur[j] = match (sym, s.get(j)) {
+                (PSym::Star, _) => next[j] || (j < n && cur[j + 1]),
+                (_, None) => false,
+                // Unknown: matches nothing (skip it), or this symbol and maybe more.
+                (_, Some(Sym::Unknown)) => deny && (cur[j + 1] || next[j]),
+                (PSym::Ch(a), Some(Sym::Ch(b))) => a == b && next[j + 1],
+                (PSym::Sep, Some(Sym::Sep)) => next[j + 1],
+                _ => false,
+            };
+        }
+        std::mem::swap(&mut next, &mut cur);
+    }
+    next[0]
 }
 
 impl Rule {
@@ -139,7 +258,8 @@ impl Rule {
         Self::parse_for(text, &RuleKinds::builtin())
     }
 
-    /// Parse a rule, with specifiers read as `kinds` says for its tool.
+    /// Parse a rule, with specifiers read as `kinds` says for its tool; a
+    /// tool name `kinds` does not know is an error that suggests one it does.
     pub fn parse_for(text: &str, kinds: &RuleKinds) -> Result<Rule, String> {
         let t = text.trim();
         if t.is_empty() {
@@ -156,10 +276,14 @@ impl Rule {
             }
         };
         let tool = ToolPattern::parse(name)?;
+        if let Some(n) = tool.exact_name() {
+            kinds.check_name(n)?;
+        }
+        let kind = tool.exact_name().map(|n| kinds.get(n));
         let spec = match spec.map(str::trim) {
             None | Some("*") => Spec::Any,
             Some("") => return Err("empty specifier".into()),
-            Some(s) if tool.exact_name().is_some_and(|n| kinds.get(n) == RuleKind::Path) => {
+            Some(s) if kind == Some(RuleKind::Path) => {
                 if !parens_balanced(s, false) {
                     return Err("unbalanced parentheses".into());
                 }
@@ -169,13 +293,17 @@ impl Rule {
                 if !parens_balanced(s, true) {
                     return Err("unbalanced parentheses or quotes".into());
                 }
-                let raw = match s.strip_suffix(":*") {
-                    Some(prefix) if prefix.trim().is_empty() => return Err("empty command prefix before `:*`".into()),
-                    Some(prefix) => CmdPattern::Prefix(prefix.trim_end().to_string()),
-                    None => CmdPattern::Exact(s.to_string()),
-                };
-                let normalized = raw.map(|s| shell_words(s).join(" "));
-                Spec::Command(CommandSpec { raw, normalized })
+                if kind == Some(RuleKind::Shell) {
+                    Spec::Shell(ShellPattern::parse(s)?)
+                } else {
+                    match s.strip_suffix(":*") {
+                        Some(prefix) if prefix.trim().is_empty() => {
+                            return Err("empty command prefix before `:*`".into())
+                        }
+                        Some(prefix) => Spec::Command(CmdPattern::Prefix(prefix.trim_end().to_string())),
+                        None => Spec::Command(CmdPattern::Exact(s.to_string())),
+                    }
+                }
             }
         };
         Ok(Rule { text: t.to_string(), tool, spec })
@@ -248,9 +376,99 @@ mod tests {
             "Read(//etc/./x)",
             "Bash(echo ')",
             "Read([)",
+            "Bash(git status; rm:*)",
+            "Bash(echo $HOME)",
+            "Bash(echo `x`)",
+            "Bash(a | b)",
+            "Bash(a && b)",
+            "Bash(a > f)",
+            "Bash(# x)",
+            "Bash(echo \"$x\")",
+            "Bash(echo x\\)",
         ] {
             assert!(Rule::parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn tool_names_must_name_a_tool() {
+        for (bad, hint) in [
+            ("write", "did you mean \"Write\""),
+            ("bash(ls:*)", "did you mean \"Bash\""),
+            ("READ(./x)", "did you mean \"Read\""),
+            ("Repl", "did you mean \"repl\""),
+        ] {
+            let e = Rule::parse(bad).unwrap_err();
+            assert!(e.contains(hint), "{bad}: {e}");
+        }
+        // With every tool known (the pipeline), any unknown name is an error.
+        let kinds = RuleKinds::of(&crate::tools::builtin_tools());
+        let e = Rule::parse_for("Wrte", &kinds).unwrap_err();
+        assert!(e.contains("did you mean \"Write\""), "{e}");
+        let e = Rule::parse_for("Frobnicate", &kinds).unwrap_err();
+        assert!(e.contains("unknown tool \"Frobnicate\"") && e.contains("Bash"), "{e}");
+        for good in ["Bash", "Write", "repl", "chdir", "mcp__srv__x", "mcp__srv", "eval_registered__double", "Sample"] {
+            assert!(Rule::parse_for(good, &kinds).is_ok(), "{good}");
+        }
+        // Before the tools are known, a name that may be a library's own tool passes.
+        assert!(Rule::parse("MyTool").is_ok());
+    }
+
+    #[test]
+    fn wildcards_match_at_word_boundaries() {
+        let r = rules(&["Bash(ls *)", "Bash(git diff * --stat)", "Bash(npm run test*)"], &[], &[]);
+        assert_eq!(bash(&r, "ls"), Some(Allow), "a trailing ` *` also matches nothing");
+        assert_eq!(bash(&r, "ls -la"), Some(Allow));
+        assert_eq!(bash(&r, "ls -la /tmp"), Some(Allow));
+        assert_eq!(bash(&r, "lsblk"), None);
+        assert_eq!(bash(&r, "git diff HEAD~1 --stat"), Some(Allow));
+        assert_eq!(bash(&r, "git diff a b --stat"), Some(Allow));
+        assert_eq!(bash(&r, "git diff --stat"), None);
+        assert_eq!(bash(&r, "git diff 'x --stat'"), None, "a literal inside one word is not a word");
+        assert_eq!(bash(&r, "npm run test"), Some(Allow));
+        assert_eq!(bash(&r, "npm run test:unit"), Some(Allow));
+        assert_eq!(bash(&r, "npm run test --watch"), Some(Allow));
+        let r = rules(&["Bash(ls*)"], &[], &[]);
+        for cmd in ["ls", "lsblk", "ls -la"] {
+            assert_eq!(bash(&r, cmd), Some(Allow), "{cmd}");
+        }
+        // A word known only at run time is covered only by `*`.
+        let r = rules(&["Bash(cat notes.txt)", "Bash(echo:*)"], &[], &[]);
+        assert_eq!(bash(&r, "cat $F"), None);
+        assert_eq!(bash(&r, "cat notes.*"), None);
+        assert_eq!(bash(&r, "cat \"notes.txt\""), Some(Allow));
+        assert_eq!(bash(&r, "echo $F *"), Some(Allow));
+        // Quoted specials in a rule are literal.
+        let r = rules(&["Bash(echo '*')", "Bash(git commit -m \"a b\")"], &[], &[]);
+        assert_eq!(bash(&r, "echo '*'"), Some(Allow));
+        assert_eq!(bash(&r, "echo x"), None);
+        assert_eq!(bash(&r, "git commit -m 'a b'"), Some(Allow));
+        assert_eq!(bash(&r, "git commit -m a b"), None);
+    }
+
+    #[test]
+    fn deny_patterns_treat_unknown_words_as_anything() {
+        let p = ShellPattern::parse("git push --force:*").unwrap();
+        let s = |v: &[Option<&str>]| {
+            let mut out = Vec::new();
+            for (i, w) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push(Sym::Sep);
+                }
+                match w {
+                    Some(w) => out.extend(w.chars().map(Sym::Ch)),
+                    None => out.push(Sym::Unknown),
+                }
+            }
+            out
+        };
+        assert!(p.matches(&s(&[Some("git"), Some("push"), Some("--force")]), false));
+        assert!(!p.matches(&s(&[Some("git"), Some("push"), None]), false));
+        assert!(p.matches(&s(&[Some("git"), Some("push"), None]), true));
+        assert!(p.matches(&s(&[Some("git"), None]), true));
+        assert!(p.matches(&s(&[Some("git"), None, Some("-v")]), true));
+        assert!(!p.matches(&s(&[Some("git"), Some("pull"), None]), true));
+        assert!(!p.matches(&s(&[Some("git")]), true));
     }
 
     #[test]
@@ -263,7 +481,10 @@ mod tests {
         assert_eq!(bash(&r, "git status"), Some(Allow));
         assert_eq!(bash(&r, "git status -s"), Some(Allow));
         assert_eq!(bash(&r, "git statusx"), None);
-        assert_eq!(bash(&r, "git  status"), None);
+        // words after quote removal: spacing and quoting do not matter, word boundaries do
+        assert_eq!(bash(&r, "git  status"), Some(Allow));
+        assert_eq!(bash(&r, "git 'status' -s"), Some(Allow));
+        assert_eq!(bash(&r, "'git status'"), None);
         assert_eq!(bash(&r, ""), None);
         assert_eq!(bash(&r, " ; "), None);
         // A command rule does not match a request without a command.

@@ -21,6 +21,8 @@ pub enum FailureKind {
     Isolation,
     /// A path leaves the granted workspace roots.
     PathEscape,
+    /// The path is wrepl's own state (compile cache, session store, settings, ...).
+    Protected,
     /// The file or directory does not exist.
     NotFound,
     /// An OS error.
@@ -45,6 +47,7 @@ impl FailureKind {
             FailureKind::UnknownTool => "unknown-tool",
             FailureKind::Isolation => "isolation",
             FailureKind::PathEscape => "path-escape",
+            FailureKind::Protected => "protected",
             FailureKind::NotFound => "not-found",
             FailureKind::Io => "io",
             FailureKind::Timeout => "timeout",

@@ -89,7 +89,7 @@ fn glob(
     let search = ws.resolve_dir(cwd, path.unwrap_or("."))?;
     let mut heap: BinaryHeap<Reverse<(SystemTime, Reverse<PathBuf>)>> = BinaryHeap::new();
     let mut total = 0usize;
-    if let Some((base, glob)) = split_glob(ws, cwd, &search, pattern)? {
+    if let Some((base, glob)) = split_glob(ws, cwd, &search, pattern)?.filter(|(b, _)| !base_hidden(ws, b)) {
         let matcher = globset::GlobBuilder::new(&glob)
             .literal_separator(true)
             .backslash_escape(true)

@@ -304,7 +304,9 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
     };
 
     // The files to search: (path relative to the root, absolute path).
-    let files: Box<dyn Iterator<Item = (PathBuf, PathBuf)>> = if is_file {
+    let files: Box<dyn Iterator<Item = (PathBuf, PathBuf)>> = if base_hidden(ws, &target) {
+        Box::new(std::iter::empty())
+    } else if is_file {
         Box::new(std::iter::once((target.rel.clone(), target.abs.clone())))
     } else {
         let mut hidden = false;
@@ -372,6 +374,14 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
             skipped += 1;
             continue;
         };
+        // Where the opened file really is: a directory swapped for a symlink
+        // during the walk must not lead into wrepl's state or a hidden path
+        // (such a file is left out without a trace).
+        let opened = Resolved { root: target.root, rel, abs };
+        if ws.check_opened(&file, &opened, true, false).is_err() {
+            continue;
+        }
+        let abs = opened.abs;
         // Missing times sort as oldest.
         let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
         let shown = show(&abs);

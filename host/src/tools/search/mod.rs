@@ -7,6 +7,12 @@
 //! of the directories between the workspace root and the search directory).
 //! Ignore files above the workspace roots and global git excludes are not
 //! read. File contents are always read through the cap-std `Dir` of the root.
+//!
+//! Protected paths (wrepl's own state) and what the workspace's read filter
+//! hides (the `Read` deny rules) are skipped while walking, whatever `path`,
+//! pattern or `glob` is given: no names, no contents (see
+//! [`super::workspace::WalkGuard`]); the base directory of a walk that is
+//! hidden itself yields nothing.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -81,6 +87,7 @@ fn walker(ws: &Workspace, base: &Resolved, opts: WalkOpts) -> WalkBuilder {
         b.types(t);
     }
     let ancestors = ancestor_ignores(ws, base);
+    let guard = ws.walk_guard(base);
     b.filter_entry(move |e| {
         if e.depth() == 0 {
             return true;
@@ -89,6 +96,11 @@ fn walker(ws: &Workspace, base: &Resolved, opts: WalkOpts) -> WalkBuilder {
             return false;
         }
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        // wrepl's own state and what the read filter hides: never listed,
+        // never entered, never read.
+        if guard.hides(e.path(), e.ino(), is_dir) {
+            return false;
+        }
         for gi in &ancestors {
             let m = gi.matched(e.path(), is_dir);
             if m.is_ignore() {
@@ -141,6 +153,11 @@ fn ancestor_ignores(ws: &Workspace, base: &Resolved) -> Vec<Gitignore> {
     out
 }
 
+/// True when nothing below `base` may be listed (the read filter hides it).
+fn base_hidden(ws: &Workspace, base: &Resolved) -> bool {
+    ws.walk_guard(base).hides_base()
+}
+
 /// True when some component of a glob names a hidden entry explicitly.
 fn mentions_hidden(glob: &str) -> bool {
     glob.split(['/', ',', '{', ' ']).any(|c| c.starts_with('.') && c != "." && c != ".." && !c.starts_with("./"))
@@ -187,6 +204,7 @@ mod tests {
             cancel: CancellationToken::new(),
             timeout: FILE_TOOL_TIMEOUT,
             progress: None,
+            confinement: Default::default(),
         };
         Env { _dir: dir, root, ctx }
     }

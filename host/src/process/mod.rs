@@ -2,7 +2,7 @@
 //!
 //! Every program wrepl starts — `Bash` commands ([`crate::tools::shell`]),
 //! hook commands ([`crate::pipeline::hooks`]) and downstream MCP servers
-//! ([`crate::mcp::downstream`]) — goes through [`ProcessGroup::spawn`]:
+//! ([`crate::mcp::downstream`]) — goes through this module:
 //!
 //! - the child leads a new process group (`process_group(0)`, so the group id
 //!   is its pid) and is spawned with `kill_on_drop`;
@@ -16,8 +16,19 @@
 //!   bytes up to a cap and drains the rest so the child never blocks on a
 //!   full pipe.
 //!
-//! This is the only module that sends signals: the crate's one call of
-//! `kill(2)` is in `send_signal` below.
+//! Hooks and MCP servers are plain children ([`ProcessGroup::spawn`]). Bash
+//! commands are *confined* ([`confine::spawn`]): Landlock, their own user,
+//! mount, PID and network namespaces, hidden protected paths, a fresh
+//! `/proc`, `no_new_privs` — see [`confine`] for what that means and
+//! [`sys`] for how the child is set up between fork and exec.
+//!
+//! This is the only module that sends signals: `kill(2)` is called in
+//! `send_signal` below, and by a confined command's supervisor process to
+//! re-raise the signal that ended the command (in [`sys`]).
+
+pub mod confine;
+mod spawner;
+mod sys;
 
 use std::ffi::OsString;
 use std::io;
@@ -29,11 +40,16 @@ use tokio::process::{Child, Command};
 /// Size of the buffer [`read_capped`] reads with.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Which of wrepl's own environment variables a child starts with.
+/// The minimal environment: the only variables of wrepl's own environment
+/// that Bash commands and hooks get (each when it is set). Nothing else —
+/// API keys, tokens — reaches them.
+pub(crate) const MINIMAL_ENV: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
+
+/// Which of wrepl's own environment variables a child starts with. No child
+/// inherits wrepl's whole environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HostEnv {
-    /// All of them: the child inherits wrepl's whole environment.
-    All,
     /// Only these, each when it is set; nothing else of wrepl's environment
     /// (API keys, tokens) reaches the child.
     Only(&'static [&'static str]),
@@ -55,11 +71,6 @@ impl EnvPolicy {
         EnvPolicy { host: HostEnv::Only(names), vars: Vec::new() }
     }
 
-    /// wrepl's whole environment.
-    pub(crate) const fn inherit_all() -> Self {
-        EnvPolicy { host: HostEnv::All, vars: Vec::new() }
-    }
-
     /// Adds `key=value` on top of the base.
     pub(crate) fn set(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.vars.push((key.into(), value.into()));
@@ -76,16 +87,14 @@ impl EnvPolicy {
         self
     }
 
-    /// Sets up `cmd`'s environment: for [`HostEnv::Only`] it is cleared and
-    /// the named variables are copied from wrepl's environment (read now);
-    /// for [`HostEnv::All`] it is left inherited. The additions come last.
+    /// Sets up `cmd`'s environment: it is cleared and the named variables
+    /// are copied from wrepl's environment (read now); the additions come last.
     pub(crate) fn apply(&self, cmd: &mut Command) {
-        if let HostEnv::Only(names) = self.host {
-            cmd.env_clear();
-            for name in names {
-                if let Some(value) = std::env::var_os(name) {
-                    cmd.env(name, value);
-                }
+        let HostEnv::Only(names) = self.host;
+        cmd.env_clear();
+        for name in names {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
             }
         }
         for (key, value) in &self.vars {
@@ -109,6 +118,9 @@ pub(crate) struct ProcessGroup {
     pgid: Option<libc::pid_t>,
     /// Whether dropping this kills the group.
     armed: bool,
+    /// A confined command's per-call temp dir, removed after the group was
+    /// killed (fields drop after `Drop::drop`).
+    _scratch: Option<confine::Scratch>,
 }
 
 impl ProcessGroup {
@@ -118,9 +130,13 @@ impl ProcessGroup {
     pub(crate) fn spawn(cmd: &mut Command, env: &EnvPolicy) -> io::Result<Self> {
         env.apply(cmd);
         cmd.process_group(0).kill_on_drop(true);
-        let child = cmd.spawn()?;
+        Ok(Self::from_child(cmd.spawn()?, None))
+    }
+
+    /// The guard of a child spawned as a group leader, owning `scratch`.
+    fn from_child(child: Child, scratch: Option<confine::Scratch>) -> Self {
         let pgid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
-        Ok(ProcessGroup { child, pgid, armed: true })
+        ProcessGroup { child, pgid, armed: true, _scratch: scratch }
     }
 
     /// The group leader (to take its pipes).
@@ -374,19 +390,5 @@ mod tests {
         assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
 
         assert_eq!(child_env(&EnvPolicy::only(&[])).await, BTreeMap::new());
-    }
-
-    #[tokio::test]
-    async fn inherit_all_keeps_the_host_environment() {
-        let env = child_env(&EnvPolicy::inherit_all().set("WREPL_EXTRA", "x=y")).await;
-        assert_eq!(env.get("WREPL_EXTRA").map(String::as_str), Some("x=y"));
-        // Variables no test changes (others set theirs concurrently).
-        let stable = ["PATH", "HOME", "CARGO_MANIFEST_DIR"];
-        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
-        for k in stable {
-            assert_eq!(env.get(k), std::env::var(k).ok().as_ref(), "{k} was not inherited");
-        }
-        let env = child_env(&EnvPolicy::inherit_all().set("HOME", "/elsewhere")).await;
-        assert_eq!(env.get("HOME").map(String::as_str), Some("/elsewhere"));
     }
 }

@@ -1,0 +1,6 @@
+// title: \rm is rm
+// expect: result-matches /denied by the rule/
+// settings: {"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}}
+// setup: files
+
+try { await sh("\\rm a.txt"); 'ran' } catch (e) { `${e.kind}: ${e.message}` }

@@ -1,0 +1,6 @@
+// title: brace expansion builds the command word
+// expect: result-matches /denied by the rule/
+// settings: {"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}}
+// setup: files
+
+try { await sh("{rm,a.txt}"); 'ran' } catch (e) { `${e.kind}: ${e.message}` }

@@ -1,0 +1,6 @@
+// title: command -p rm
+// expect: result-matches /denied by the rule/
+// settings: {"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}}
+// setup: files
+
+try { await sh("command -p rm a.txt"); 'ran' } catch (e) { `${e.kind}: ${e.message}` }
