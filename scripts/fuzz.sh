@@ -9,6 +9,11 @@
 #
 # Environment: WREPL_FUZZ_SANITIZER (default: address; "none" builds with
 # coverage instrumentation only), WREPL_FUZZ_JOBS (cargo build jobs).
+#
+# Targets: script_transform, replay_log, dispatcher, wit_values,
+# record_replay, and shell_rules — the Bash permission matcher against real
+# bash (/bin/bash under a DEBUG-trap tracer, from a thread Landlock confines
+# to a temporary directory; it fails when Landlock is not fully enforced).
 set -euo pipefail
 
 secs="${1:-20}"

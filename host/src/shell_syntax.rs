@@ -1167,6 +1167,8 @@ mod tests {
             assert!(s.opaque.is_some(), "{cmd:?}: {s:?}");
             assert!(s.structure.is_some());
         }
+        // brush reads `( ( true ) )` (two subshells to bash) as an arithmetic command: opaque.
+        assert!(parse("( ( true ) )").opaque.is_some());
         // A comment that brush and bash both end at the newline: the next line is a command.
         let s = parse("git status # ' \nrm f");
         assert_eq!(s.structure, Some(Construct::Comment));
@@ -1182,6 +1184,23 @@ mod tests {
         let long = "a ".repeat(MAX_LEN);
         assert_eq!(parse(&long).opaque, Some(Construct::TooComplex));
         assert!(parse("echo a\0b").opaque.is_some());
+    }
+
+    #[test]
+    fn the_deepest_accepted_input_parses_on_a_small_stack() {
+        // Runtime worker threads have 2 MiB stacks; nesting just under the
+        // limits must parse there (in a debug build, the worst case).
+        let inputs = [
+            format!("echo {}x{}", "\"$(echo ".repeat(MAX_DEPTH), ")\"".repeat(MAX_DEPTH)),
+            format!("echo {}x{}", "${x:-".repeat(MAX_NESTING - 1), "}".repeat(MAX_NESTING - 1)),
+            format!("{}true{}", "if true; then ".repeat(MAX_NESTING - 1), "; fi".repeat(MAX_NESTING - 1)),
+            format!("{}true{}", "{ ".repeat(MAX_NESTING - 1), "; }".repeat(MAX_NESTING - 1)),
+        ];
+        let handle = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || inputs.iter().map(|i| parse(i).opaque.is_none()).collect::<Vec<_>>())
+            .unwrap();
+        assert_eq!(handle.join().unwrap(), [true, true, true, true]);
     }
 
     #[test]

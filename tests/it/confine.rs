@@ -125,7 +125,7 @@ async fn protected_paths_are_hidden_and_cannot_be_written() {
     assert_eq!(stdout(&v), "plain");
     assert_eq!(std::fs::read_to_string(root.path().join("plain.txt")).unwrap(), "plainmore\n");
 
-    let mut r = repl(root.path(), OFF, &[store.clone()]).await;
+    let mut r = repl(root.path(), OFF, std::slice::from_ref(&store)).await;
     let v = bash(&mut r, "cat sessions.sqlite3").await;
     assert_eq!(stdout(&v), "SECRET-STORE-CONTENT", "without confinement the store is readable: {v}");
 }

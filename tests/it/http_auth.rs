@@ -326,12 +326,17 @@ async fn the_token_file_is_created_0600_and_reused_on_restart() {
 async fn wrepl_token_from_the_environment_is_honoured() {
     let dir = tempfile::tempdir().unwrap();
     let token = "env-token-0123456789-abcdefghij";
-    let server = spawn_http(dir.path(), "127.0.0.1:0", &[], &[("WREPL_TOKEN", token)]).await.unwrap();
+    let server =
+        spawn_http(dir.path(), "127.0.0.1:0", &["--allow", "Bash(env)"], &[("WREPL_TOKEN", token)]).await.unwrap();
     assert!(server.token.is_none(), "no token is generated when WREPL_TOKEN gives one");
     let lines = server.stderr.lock().unwrap().clone();
     assert!(!lines.iter().any(|l| l.contains(token)), "{lines:?}");
     assert!(lines.iter().any(|l| l.contains("WREPL_TOKEN")), "{lines:?}");
     assert_eq!(eval_with(&server.url, token, "'env'").await.unwrap(), json!("env"));
+    // the shell the scripts run does not inherit it
+    let env = eval_with(&server.url, token, "await sh('env')").await.unwrap();
+    let env = env.as_str().unwrap_or_else(|| panic!("{env}"));
+    assert!(env.contains("PATH=") && !env.contains("WREPL_TOKEN") && !env.contains(token), "{env}");
     let r = request(&server.addr, "POST", "/mcp", &[ACCEPT, JSON], &initialize_body(), None).await;
     assert_401(&r, None);
     let other = bearer("env-token-0123456789-abcdefghiJ");

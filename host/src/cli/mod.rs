@@ -72,7 +72,7 @@ pub(crate) struct PolicyArgs {
     /// Deny a permission rule (repeatable; deny beats allow).
     #[arg(long = "deny", value_name = "RULE")]
     deny: Vec<String>,
-    /// Settings file (JSON: permissions, hooks, isolation).
+    /// Settings file (JSON: permissions, hooks, isolation, confine, allowNet).
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
     /// Workspace root the file tools may touch (repeatable; default: the current directory).

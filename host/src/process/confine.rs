@@ -660,9 +660,7 @@ pub(crate) async fn spawn(mut cmd: Command, env: EnvPolicy, request: Request) ->
         return Err(ConfineError::Prepare("no probe of this machine's confinement".into()));
     };
     let handle = tokio::runtime::Handle::try_current().map_err(|e| ConfineError::Prepare(e.to_string()))?;
-    let t0 = Instant::now();
     let job = move || -> Result<Spawned, ConfineError> {
-        eprintln!("T job start {:?}", t0.elapsed());
         let scratch = Scratch::create().map_err(|e| ConfineError::Prepare(format!("per-call temp dir: {e}")))?;
         let env = env.set("TMPDIR", scratch.tmp());
         env.apply(&mut cmd);
@@ -670,16 +668,13 @@ pub(crate) async fn spawn(mut cmd: Command, env: EnvPolicy, request: Request) ->
         let (plan, reader) = plan(probe, &request, &scratch)?;
         let hidden = plan.hides.len();
         let landlock_abi = if plan.landlock.is_some() { probe.landlock_abi } else { 0 };
-        eprintln!("T planned {:?}", t0.elapsed());
         sys::install(cmd.as_std_mut(), plan);
         let spawned = {
             let _runtime = handle.enter();
             cmd.spawn()
         };
-        eprintln!("T spawned {:?}", t0.elapsed());
         drop(cmd);
         let step = read_report(reader);
-        eprintln!("T report {:?}", t0.elapsed());
         let child = match (spawned, step) {
             (Ok(child), _) => child,
             (Err(_), Some((step, errno))) => {

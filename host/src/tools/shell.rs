@@ -87,27 +87,25 @@ const READ_ONLY_COMMANDS: &[&str] = &[
     "git blame",
 ];
 
-/// `find` predicates that run commands or write.
-const FIND_ACTIONS: &[&str] =
-    &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"];
-
 fn is_read_only(command: &str) -> bool {
+    /// `find` predicates that run commands or write.
+    const FIND_ACTIONS: &[&str] =
+        &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"];
     let script = crate::shell_syntax::parse(command);
     if script.structure.is_some() || script.opaque.is_some() {
         return false;
     }
     let all_read_only = script.top().all(|c| {
-        let Some(words) = c.words.iter().map(|w| w.lit.as_deref()).collect::<Option<Vec<&str>>>() else {
-            return false;
-        };
+        // Values (`None`: a variable or a pattern, known only when it runs).
+        let words: Vec<Option<&str>> = c.words.iter().map(|w| w.lit.as_deref()).collect();
         let starts = |entry: &str| {
             let e: Vec<&str> = entry.split(' ').collect();
-            words.len() >= e.len() && words[..e.len()] == e[..]
+            words.len() >= e.len() && words.iter().zip(&e).all(|(w, e)| *w == Some(*e))
         };
         let side_effects = match words.first() {
-            Some(&"find") => words.iter().any(|w| FIND_ACTIONS.contains(w)),
+            Some(Some("find")) => words.iter().any(|w| w.is_none_or(|w| FIND_ACTIONS.contains(&w))),
             // `env` alone prints; with a command it runs it.
-            Some(&"env") => words.len() > 1,
+            Some(Some("env")) => words.len() > 1,
             _ => false,
         };
         c.construct().is_none() && !side_effects && READ_ONLY_COMMANDS.iter().any(|e| starts(e))
@@ -233,7 +231,6 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (o, e) = tokio::join!(read_capped(stdout, MAX_STREAM_BYTES), read_capped(stderr, MAX_STREAM_BYTES));
         (o, e, group.wait().await)
     };
-    let tw = std::time::Instant::now();
     let finished = tokio::select! {
         r = waited => Some(r),
         _ = ctx.cancel.cancelled() => None,
@@ -246,10 +243,8 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
             ctx.timeout.as_millis()
         )));
     };
-    eprintln!("T waited {:?}", tw.elapsed());
     // The shell exited; kill anything it left running in the group.
     drop(group);
-    eprintln!("T dropped {:?}", tw.elapsed());
     let status = status.map_err(|e| ToolError::Io(format!("waiting for the command: {e}")))?;
     let stdout = String::from_utf8_lossy(&out).into_owned();
     let stderr = String::from_utf8_lossy(&err).into_owned();
@@ -413,6 +408,8 @@ mod tests {
         assert!(!is_read_only("cat $(rm x)"));
         assert!(!is_read_only("lsblk"));
         assert!(is_read_only("git  'status' -s 2>&1 | head -3 >/dev/null"));
+        assert!(is_read_only("ls *.rs $HOME"));
+        assert!(!is_read_only("find . $action"));
         assert!(!is_read_only("find . -delete"));
         assert!(!is_read_only("find . -exec rm {} +"));
         assert!(!is_read_only("env rm x"));

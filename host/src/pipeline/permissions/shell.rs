@@ -738,7 +738,8 @@ fn wrapped(program: &str, spec: &Spec, args: &[Word]) -> Step {
             }
         }
         "xargs" if at.is_none() && !has_option(args, &["--help", "--version", "--show-limits"]) => {
-            Step::Runs(vec![filled_in("echo"), filled_in("…")])
+            let echo = Word { lit: Some("echo".into()), expands: false, ..filled_in("echo") };
+            Step::Runs(vec![echo, filled_in("…")])
         }
         "xargs" if at.is_some() => {
             let mut inner: Vec<Word> = rest.to_vec();
@@ -1102,6 +1103,7 @@ mod tests {
             "printf '[%s]' x",
             "export FOO=1",
             "bash --version",
+            "env -u HOME",
         ] {
             assert_eq!(bash(&r, cmd), Some(Allow), "{cmd:?}");
         }
@@ -1223,6 +1225,8 @@ mod tests {
         assert_eq!(bash(&r, "ls *.rs"), Some(Allow));
         assert_eq!(bash(&r, "bash -c 'ls -la'"), Some(Allow));
         assert_eq!(bash(&r, "find . -name '*.rs' -exec grep -l x {} +"), Some(Allow));
+        assert_eq!(bash(&r, "echo a | xargs"), Some(Allow), "xargs alone runs echo");
+        assert_eq!(bash(&r, "find . -exec {} \\;"), Some(Deny), "the found file is the command");
     }
 
     #[test]
