@@ -61,6 +61,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--session works with stdio only (each HTTP connection records its own session)");
     }
     // Settle who may connect before anything else starts.
+    let token_path = token_file.clone();
     let security = match http {
         Some(addr) => Some(http_security(addr, token_file, no_auth, &allow_origin)?),
         None => {
@@ -70,10 +71,18 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             None
         }
     };
+    let store_path = store.path.clone();
     let store: Option<Arc<dyn LogStore>> =
         if session.is_some() || store.given() { Some(store.open_store()?) } else { None };
     let mcp = downstream(&policy).await?;
-    let template = builder(&policy, &mcp, default_engine(false)?)?.with_limits(|l| l.text_cap = text_cap);
+    let mut template = builder(&policy, &mcp, default_engine(false)?)?.with_limits(|l| l.text_cap = text_cap);
+    // The store and the token file are wrepl's own state: out of the tools' reach.
+    if let Some(file) = &store_path {
+        template = template.protect_store(file);
+    }
+    if let Some(file) = token_path {
+        template = template.protect(file);
+    }
     let mut options = ServerOptions::new(template)?;
     options.store = store;
     options.session = session;

@@ -654,6 +654,13 @@ fn step(program: &str, args: &[Word]) -> Step {
             _ => Step::Unknown("`let` evaluates arithmetic over variables, which can run what they hold".into()),
         },
         "enable" if has("-f") => Step::Unknown("`enable -f` loads a builtin from a shared object".into()),
+        "fc" => Step::Unknown("`fc` runs commands from the history or an editor".into()),
+        "set" if has("-k") || has("+k") || (has("-o") && has_option(args, &["keyword"])) => Step::Unknown(
+            "`set -k` makes later arguments environment assignments, which programs may run".into(),
+        ),
+        p if DECLARATIONS.contains(&p) && has("-n") => {
+            Step::Unknown(format!("`{p} -n` makes a name refer to what a variable holds, which bash can evaluate"))
+        }
         "hash" if has("-p") => Step::Unknown("`hash -p` makes a name run another program".into()),
         "mapfile" | "readarray" if has("-C") => Step::Unknown(format!("`{program} -C` runs a callback")),
         "compgen" | "complete" => {
@@ -1058,6 +1065,8 @@ mod tests {
                 "Bash(trap:*)",
                 "Bash(let:*)",
                 "Bash(declare:*)",
+                "Bash(set:*)",
+                "Bash(fc:*)",
             ],
             &[],
             &[],
@@ -1091,6 +1100,10 @@ mod tests {
             "export $assignment",
             "trap 'touch pwn' EXIT",
             "let x",
+            "declare -n r=x",
+            "set -k",
+            "set -o keyword",
+            "fc -s",
         ] {
             assert_eq!(bash(&r, cmd), None, "{cmd:?}");
         }
@@ -1211,6 +1224,9 @@ mod tests {
             "echo ${!x}",
             "printf -v 'a[$(rm f)]' x",
             "declare 'a[$(rm f)]=1'",
+            "x='a[$(rm f)]'; declare -n r=$x; echo $r",
+            "set -k; git log GIT_PAGER='rm f'",
+            "fc -e 'rm f' -1",
             "echo \\$'\\'\\'\nrm f\n'",
             "  rm  -rf  /  ",
         ] {
