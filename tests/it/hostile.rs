@@ -753,10 +753,16 @@ fn case_headers_parse_and_reject_mistakes() {
 async fn the_runner_catches_violations() {
     let bad = |text: &str| parse_case("self-test.js", text).expect("valid header");
     let cases = [
-        // the canary is modified (Bash is granted, so the call runs)
-        ("the canary changed", "// title: t\n// expect: ok\n// tools: Bash\n\nawait sh('echo x >> ../outside/canary.txt')\n"),
+        // the canary is modified (Bash is granted and unconfined, so the call runs and writes outside)
+        (
+            "the canary changed",
+            "// title: t\n// expect: ok\n// tools: Bash\n// settings: {\"confine\": \"off\"}\n\nawait sh('echo x >> ../outside/canary.txt')\n",
+        ),
         // a new file appears outside the root
-        ("outside the workspace", "// title: t\n// expect: ok\n// tools: Bash\n\nawait sh('touch ../stray')\n"),
+        (
+            "outside the workspace",
+            "// title: t\n// expect: ok\n// tools: Bash\n// settings: {\"confine\": \"off\"}\n\nawait sh('touch ../stray')\n",
+        ),
         // a hook changes the workspace although no writing tool is granted
         (
             "without a writing tool",

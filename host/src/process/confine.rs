@@ -55,10 +55,10 @@
 //!   left behind in the host's temp dir.
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -69,7 +69,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::process::Command;
 
-use super::sys::{self, Hide, IdMaps, Plan, Step};
+use super::sys::{self, Exec, Hide, IdMaps, Plan, Step};
 use super::{spawner, EnvPolicy, ProcessGroup};
 
 /// How `Bash` commands are confined: the `confine` settings key and the
@@ -406,7 +406,7 @@ fn run_probe() -> Probe {
             Step::Hide => Feature::HiddenPaths,
             Step::Loopback => Feature::Loopback,
             Step::Landlock => Feature::Landlock,
-            Step::ParentDeath | Step::Descriptors | Step::NoNewPrivs => {
+            Step::ParentDeath | Step::Descriptors | Step::NoNewPrivs | Step::Exec => {
                 p.drop_all(&why);
                 return p;
             }
@@ -447,13 +447,20 @@ fn trial(p: &Probe) -> Result<(), TrialError> {
     cmd.env_clear().current_dir(&scratch.base).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let request = Request { confinement: Confinement::default(), writable: Vec::new(), protected: vec![target] };
-    let (plan, reader) = plan(p, &request, &scratch).map_err(|e| TrialError::Other(e.to_string()))?;
+    let exec = exec_of(&cmd, Vec::new()).map_err(|e| TrialError::Other(e.to_string()))?;
+    let (plan, reader) = plan(p, &request, &scratch, exec).map_err(|e| TrialError::Other(e.to_string()))?;
     sys::install(&mut cmd, plan);
     let spawned = cmd.spawn();
     drop(cmd);
     let step = read_report(reader);
     let mut child = match (spawned, step) {
-        (Ok(child), _) => child,
+        (Ok(mut child), Some((step, errno))) => {
+            // The init failed after the supervisor had started.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(TrialError::Step(step, errno));
+        }
+        (Ok(child), None) => child,
         (Err(_), Some((step, errno))) => return Err(TrialError::Step(step, errno)),
         (Err(e), None) => return Err(other("cannot start the probe command", e)),
     };
@@ -665,7 +672,8 @@ pub(crate) async fn spawn(mut cmd: Command, env: EnvPolicy, request: Request) ->
         let env = env.set("TMPDIR", scratch.tmp());
         env.apply(&mut cmd);
         cmd.process_group(0).kill_on_drop(true);
-        let (plan, reader) = plan(probe, &request, &scratch)?;
+        let exec = exec_of(cmd.as_std(), env.resolve())?;
+        let (plan, reader) = plan(probe, &request, &scratch, exec)?;
         let hidden = plan.hides.len();
         let landlock_abi = if plan.landlock.is_some() { probe.landlock_abi } else { 0 };
         sys::install(cmd.as_std_mut(), plan);
@@ -675,11 +683,19 @@ pub(crate) async fn spawn(mut cmd: Command, env: EnvPolicy, request: Request) ->
         };
         drop(cmd);
         let step = read_report(reader);
+        let failed = |step: Step, errno| match step {
+            Step::Exec => ConfineError::Spawn(io::Error::from_raw_os_error(errno)),
+            step => ConfineError::Setup { step: step.describe(), source: io::Error::from_raw_os_error(errno) },
+        };
         let child = match (spawned, step) {
-            (Ok(child), _) => child,
-            (Err(_), Some((step, errno))) => {
-                return Err(ConfineError::Setup { step: step.describe(), source: io::Error::from_raw_os_error(errno) })
+            // The init failed after the supervisor had started: dropping the
+            // group kills what is left.
+            (Ok(child), Some((step, errno))) => {
+                drop(ProcessGroup::from_child(child, Some(scratch)));
+                return Err(failed(step, errno));
             }
+            (Ok(child), None) => child,
+            (Err(_), Some((step, errno))) => return Err(failed(step, errno)),
             (Err(e), None) => return Err(ConfineError::Spawn(e)),
         };
         let group = ProcessGroup::from_child(child, Some(scratch));
@@ -762,9 +778,39 @@ fn c_path(p: &Path) -> Option<CString> {
     CString::new(p.as_os_str().as_bytes()).ok()
 }
 
+/// What the init of `cmd` execs: its program (an absolute path) and
+/// arguments, with the environment `env`.
+fn exec_of(cmd: &std::process::Command, env: Vec<(OsString, OsString)>) -> Result<Exec, ConfineError> {
+    let nul = |what: &str| ConfineError::Prepare(format!("the command's {what} contains a NUL byte"));
+    let program = Path::new(cmd.get_program());
+    if !program.is_absolute() {
+        return Err(ConfineError::Prepare(format!("{} is not an absolute path", program.display())));
+    }
+    let path = c_path(program).ok_or_else(|| nul("program"))?;
+    let args = cmd
+        .get_args()
+        .map(|a| CString::new(a.as_bytes()).map_err(|_| nul("arguments")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let env = env
+        .into_iter()
+        .map(|(k, v)| {
+            let mut kv = k.into_vec();
+            kv.push(b'=');
+            kv.extend(v.as_bytes());
+            CString::new(kv).map_err(|_| nul("environment"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Exec::new(path, args, env))
+}
+
 /// The child's plan for a request, with what `probe` allows, and the read
 /// end of its report pipe.
-fn plan(probe: &Probe, request: &Request, scratch: &Scratch) -> Result<(Plan, io::PipeReader), ConfineError> {
+fn plan(
+    probe: &Probe,
+    request: &Request,
+    scratch: &Scratch,
+    exec: Exec,
+) -> Result<(Plan, io::PipeReader), ConfineError> {
     let prepare = |what: &str, e: io::Error| ConfineError::Prepare(format!("{what}: {e}"));
     let has = |f: Feature| probe.available(f);
     let allow_net = request.confinement.allow_net;
@@ -786,6 +832,7 @@ fn plan(probe: &Probe, request: &Request, scratch: &Scratch) -> Result<(Plan, io
         id_maps,
         mount_ns: has(Feature::MountNamespace),
         pid_ns: has(Feature::PidNamespace),
+        exec: Some(exec),
         net_ns: !allow_net && has(Feature::NetNamespace),
         proc: has(Feature::ProcMount),
         hides,

@@ -90,16 +90,25 @@ impl EnvPolicy {
     /// Sets up `cmd`'s environment: it is cleared and the named variables
     /// are copied from wrepl's environment (read now); the additions come last.
     pub(crate) fn apply(&self, cmd: &mut Command) {
-        let HostEnv::Only(names) = self.host;
         cmd.env_clear();
-        for name in names {
-            if let Some(value) = std::env::var_os(name) {
-                cmd.env(name, value);
-            }
-        }
-        for (key, value) in &self.vars {
+        for (key, value) in self.resolve() {
             cmd.env(key, value);
         }
+    }
+
+    /// The environment this policy gives a child now: each variable once,
+    /// in order, an addition replacing a variable of the same name.
+    pub(crate) fn resolve(&self) -> Vec<(OsString, OsString)> {
+        let HostEnv::Only(names) = self.host;
+        let mut out: Vec<(OsString, OsString)> = Vec::new();
+        let host = names.iter().filter_map(|n| std::env::var_os(n).map(|v| (OsString::from(n), v)));
+        for (key, value) in host.chain(self.vars.iter().cloned()) {
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => out.push((key, value)),
+            }
+        }
+        out
     }
 }
 

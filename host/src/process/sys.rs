@@ -25,22 +25,28 @@
 //!    `uid_map` and `gid_map` files, mapping the own uid and gid to themselves
 //!    (see [`write_id_maps`] for why the process is briefly dumpable then);
 //! 3. `unshare` of a mount, a PID and (without `allowNet`) a network namespace;
-//! 4. with a PID namespace, a plain fork: the supervisor closes every
-//!    descriptor but one, waits for its child (the *init*, pid 1 of the new
-//!    namespace) and `_exit`s with its status (re-raising a signal death); it
-//!    never returns to std, so it never execs. When the init ends, the kernel
-//!    kills everything left in its namespace: `setsid`, `nohup` and double
-//!    forks cannot outlive the command.
+//! 4. with a PID namespace, the *init* (pid 1 of the new namespace) is
+//!    started with `clone(CLONE_VM | CLONE_VFORK)` on a stack of its own, the
+//!    way `posix_spawn` starts a child: wrepl's (large) address space is not
+//!    copied a second time, and the supervisor is suspended until the init
+//!    has exec'd. The supervisor then closes every descriptor but one, waits
+//!    for the init and `_exit`s with its status (re-raising a signal death);
+//!    it never returns to std, so it never execs. When the init ends, the
+//!    kernel kills everything left in its namespace: `setsid`, `nohup` and
+//!    double forks cannot outlive the command.
 //!
 //! In the init (or, without a PID namespace, in the supervisor itself):
 //!
-//! 5. `PR_SET_PDEATHSIG(SIGKILL)` again (fork clears it), and the supervisor
-//!    must still be alive (a pipe whose write end only the supervisor holds);
+//! 5. `PR_SET_PDEATHSIG(SIGKILL)` again (a new process does not inherit it),
+//!    and the supervisor must still be alive (a pipe whose write end only
+//!    the supervisor holds);
 //! 6. every mount made private, a fresh `proc` on `/proc`, the bind mounts
 //!    that hide the protected paths (remounted read-only), `lo` up;
 //! 7. every descriptor above 2 close-on-exec, `no_new_privs`, and Landlock's
 //!    `landlock_restrict_self` as the very last step (a Landlock domain
-//!    forbids mount changes, so the hiding binds cannot be undone).
+//!    forbids mount changes, so the hiding binds cannot be undone);
+//! 8. the init execs the command itself ([`Exec`], prepared by the parent);
+//!    without a PID namespace std does.
 
 #![allow(unsafe_code)] // fork-to-exec code and raw system calls; see the SAFETY notes
 
@@ -92,10 +98,12 @@ pub(super) enum Step {
     NoNewPrivs,
     /// `landlock_restrict_self`.
     Landlock,
+    /// The init's `execve` of the command.
+    Exec,
 }
 
 impl Step {
-    const ALL: [Step; 15] = [
+    const ALL: [Step; 16] = [
         Step::ParentDeath,
         Step::UserNamespace,
         Step::IdMaps,
@@ -111,6 +119,7 @@ impl Step {
         Step::Descriptors,
         Step::NoNewPrivs,
         Step::Landlock,
+        Step::Exec,
     ];
 
     /// The step a report byte names.
@@ -136,6 +145,7 @@ impl Step {
             Step::Descriptors => "marking inherited descriptors close-on-exec",
             Step::NoNewPrivs => "setting no_new_privs",
             Step::Landlock => "enforcing the Landlock ruleset (landlock_restrict_self)",
+            Step::Exec => "starting the command (execve)",
         }
     }
 }
@@ -161,6 +171,43 @@ pub(super) struct IdMaps {
     pub(super) gid_map: Vec<u8>,
 }
 
+/// The program the init execs, with its arguments and environment, as the
+/// NUL-terminated pointer arrays `execve(2)` takes (prepared before the
+/// fork: the init cannot allocate).
+#[derive(Debug)]
+pub(super) struct Exec {
+    /// The program: an absolute path (no `PATH` search).
+    path: CString,
+    /// The strings the pointers point into.
+    _strings: Vec<CString>,
+    /// `argv`: the path, the arguments, null.
+    argv: Vec<*const libc::c_char>,
+    /// `envp`: `KEY=value` strings, null.
+    envp: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into the heap buffers of the `CString`s this
+// struct owns, which are never changed or freed while it exists; they are
+// only read (by execve).
+unsafe impl Send for Exec {}
+// SAFETY: as for `Send`: shared access only reads.
+unsafe impl Sync for Exec {}
+
+impl Exec {
+    /// `path` with `args` (argv[0] is the path) and the environment `env`.
+    pub(super) fn new(path: CString, args: Vec<CString>, env: Vec<CString>) -> Exec {
+        let mut argv: Vec<*const libc::c_char> = Vec::with_capacity(args.len() + 2);
+        argv.push(path.as_ptr());
+        argv.extend(args.iter().map(|a| a.as_ptr()));
+        argv.push(std::ptr::null());
+        let mut envp: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        let mut strings = args;
+        strings.extend(env);
+        Exec { path, _strings: strings, argv, envp }
+    }
+}
+
 /// Everything a confined child does, prepared before the fork.
 #[derive(Debug)]
 pub(super) struct Plan {
@@ -170,8 +217,10 @@ pub(super) struct Plan {
     pub(super) id_maps: Option<IdMaps>,
     /// Create a mount namespace (and make every mount private).
     pub(super) mount_ns: bool,
-    /// Create a PID namespace (and fork its init).
+    /// Create a PID namespace, and start its init, which execs `exec`.
     pub(super) pid_ns: bool,
+    /// What the init execs (required with `pid_ns`).
+    pub(super) exec: Option<Exec>,
     /// Create a network namespace.
     pub(super) net_ns: bool,
     /// Mount a fresh `proc` on `/proc` (needs the mount and PID namespaces).
@@ -234,8 +283,14 @@ impl Plan {
             self.step(Step::NetNamespace, unshare(libc::CLONE_NEWNET))?;
         }
         if self.pid_ns {
-            self.fork_init()?;
+            return self.start_init();
         }
+        self.init_steps()
+    }
+
+    /// The steps of the process that execs the command (the init, or the
+    /// supervisor itself without a PID namespace): 6 and 7 of the module docs.
+    fn init_steps(&self) -> io::Result<()> {
         if self.mount_ns {
             self.step(Step::PrivateMounts, mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE))?;
         }
@@ -271,29 +326,101 @@ impl Plan {
         })
     }
 
-    /// Forks the new PID namespace's init. Returns in the init; the
-    /// supervisor never returns.
-    fn fork_init(&self) -> io::Result<()> {
+    /// Starts the new PID namespace's init and supervises it; never returns.
+    fn start_init(&self) -> io::Result<()> {
+        let Some(exec) = &self.exec else {
+            return self.step(Step::Fork, Err(libc::EINVAL));
+        };
         let mut alive: [c_int; 2] = [-1, -1];
         // SAFETY: pipe2(2) writes two descriptors into the stack array.
         if unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
             return self.step(Step::Fork, Err(errno()));
         }
-        // SAFETY: a plain fork through the raw system call (no atfork
-        // handlers run). The child only makes raw system calls before exec,
-        // like its parent (see the module docs).
-        let pid = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as c_ulong, 0usize, 0usize, 0usize, 0usize) };
+        // wrepl's handlers must not run in this process or the init:
+        // default dispositions, so a signal that ends the supervisor ends
+        // the command too (its init has a parent-death signal).
+        default_signal_dispositions();
+        // SAFETY: mmap(2) of a private anonymous region; checked below.
+        let stack = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                INIT_STACK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if stack == libc::MAP_FAILED {
+            return self.step(Step::Fork, Err(errno()));
+        }
+        let start = InitStart { plan: self, exec, alive };
+        // SAFETY: CLONE_VM | CLONE_VFORK, as posix_spawn does: the init runs
+        // `init_main` on the fresh stack (its top, 16-byte aligned, as the
+        // stack grows down) and shares our memory until it execs or exits,
+        // while this process is suspended. `init_main` only reads `start`
+        // (alive on our stack for that whole time) and makes raw system
+        // calls; it never returns into our frames.
+        let pid = unsafe {
+            let top = stack.cast::<u8>().add(INIT_STACK).cast::<libc::c_void>();
+            libc::clone(
+                init_main,
+                top,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                std::ptr::addr_of!(start).cast_mut().cast(),
+            )
+        };
         if pid < 0 {
             return self.step(Step::Fork, Err(errno()));
         }
-        if pid == 0 {
-            // The init. SAFETY: closing the write end we inherited.
-            unsafe { libc::close(alive[1]) };
-            return self.step(Step::InitDeath, die_with_supervisor(alive[0]));
-        }
-        // SAFETY: closing the read end; only the init keeps one.
+        // SAFETY: closing the read end; only the init keeps one (until exec).
         unsafe { libc::close(alive[0]) };
-        supervise(pid as pid_t, alive[1])
+        supervise(pid, alive[1])
+    }
+}
+
+/// Size of the init's stack until it execs.
+const INIT_STACK: usize = 256 * 1024;
+
+/// What the init gets: the plan, the program, the liveness pipe.
+struct InitStart<'a> {
+    plan: &'a Plan,
+    exec: &'a Exec,
+    /// Read end, write end.
+    alive: [RawFd; 2],
+}
+
+/// The init, until it execs: steps 5 to 8 of the module docs. Runs on its own
+/// stack in the supervisor's memory (which is suspended meanwhile).
+extern "C" fn init_main(arg: *mut libc::c_void) -> c_int {
+    // SAFETY: `arg` is the `InitStart` in `start_init`'s frame, which stays
+    // alive and unchanged until this process execs or exits.
+    let start = unsafe { &*arg.cast::<InitStart<'_>>() };
+    let plan = start.plan;
+    // Only the supervisor may hold the write end (this process has a copy
+    // of its descriptor table).
+    // SAFETY: close(2) of our copy.
+    unsafe { libc::close(start.alive[1]) };
+    if plan.step(Step::InitDeath, die_with_supervisor(start.alive[0])).is_err() || plan.init_steps().is_err() {
+        // SAFETY: _exit(2) ends only this process (its own thread group).
+        unsafe { libc::_exit(127) };
+    }
+    // SAFETY: execve(2) with a NUL-terminated path and null-terminated
+    // pointer arrays into strings `exec` owns.
+    unsafe { libc::execve(start.exec.path.as_ptr(), start.exec.argv.as_ptr(), start.exec.envp.as_ptr()) };
+    let _ = plan.step(Step::Exec, Err(errno()));
+    // SAFETY: as above.
+    unsafe { libc::_exit(127) }
+}
+
+/// Resets every catchable signal to its default disposition.
+fn default_signal_dispositions() {
+    for sig in 1..=64 {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            // SAFETY: signal(2) with a valid disposition; invalid numbers
+            // (glibc's reserved ones) fail harmlessly.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
     }
 }
 
@@ -337,14 +464,6 @@ fn supervise(init: pid_t, keep: RawFd) -> ! {
     unsafe {
         // This process is a copy of wrepl's memory: never dump it.
         libc::prctl(libc::PR_SET_DUMPABLE, 0 as c_ulong, 0, 0, 0);
-        // wrepl's handlers must not run here: default dispositions, so a
-        // signal that ends this process ends the command too (its init has
-        // a parent-death signal).
-        for sig in 1..=64 {
-            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::signal(sig, libc::SIG_DFL);
-            }
-        }
         if keep > 0 {
             close_range(0, keep as libc::c_uint - 1);
         }
