@@ -132,10 +132,19 @@ async fn protected_paths_are_hidden_and_cannot_be_written() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_host_environment_is_out_of_sight() {
-    // /proc/<pid>/environ shows a process's initial environment: cargo's
-    // CARGO_MANIFEST_DIR is in the test process's (the CLI tests below pass
-    // a secret of their own).
-    let manifest = format!("CARGO_MANIFEST_DIR={}", std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    // /proc/<pid>/environ shows a process's initial environment: the test
+    // process's variables that commands do not get (cargo's CARGO_*, ...;
+    // the CLI tests below pass a secret of their own).
+    let initial = std::fs::read("/proc/self/environ").unwrap();
+    let shell_sets = ["SHLVL", "PWD", "OLDPWD", "_"];
+    let host_only: Vec<String> = initial
+        .split(|b| *b == 0)
+        .filter_map(|kv| std::str::from_utf8(kv).ok())
+        .filter(|kv| kv.split_once('=').is_some_and(|(k, v)| !v.is_empty() && !shell_sets.contains(&k)))
+        .filter(|kv| !wrepl::confinement::MINIMAL_ENV.iter().any(|m| kv.starts_with(&format!("{m}="))))
+        .map(str::to_string)
+        .collect();
+    assert!(!host_only.is_empty(), "the test process has variables of its own");
     let root = tempdir();
     let cmd = "cat /proc/$PPID/environ; cat /proc/1/environ; echo; env; \
                for p in /proc/[0-9]*; do cat $p/environ; done 2>/dev/null; echo; \
@@ -143,8 +152,10 @@ async fn the_host_environment_is_out_of_sight() {
     let mut r = repl(root.path(), REQUIRE, &[]).await;
     let v = bash(&mut r, cmd).await;
     assert_eq!(v["confined"], true, "{v}");
-    let all = format!("{}{}", stdout(&v), v["stderr"].as_str().unwrap());
-    assert!(!all.contains(&manifest) && !all.contains("CARGO_"), "the host's environment leaked: {all}");
+    let all = format!("{}{}", stdout(&v), v["stderr"].as_str().unwrap()).replace('\0', "\n");
+    for kv in &host_only {
+        assert!(!all.lines().any(|l| l == kv), "the host's {kv:?} leaked: {all}");
+    }
     // Only the command's own processes are in its /proc.
     let count: u32 = stdout(&v).lines().last().unwrap().trim().parse().unwrap();
     assert!(count <= 4, "{count} processes visible: {v}");
@@ -153,7 +164,8 @@ async fn the_host_environment_is_out_of_sight() {
     // is right there.
     let mut r = repl(root.path(), OFF, &[]).await;
     let v = bash(&mut r, &format!("cat /proc/{}/environ", std::process::id())).await;
-    assert!(stdout(&v).contains(&manifest), "{v}");
+    let seen = stdout(&v).replace('\0', "\n");
+    assert!(host_only.iter().all(|kv| seen.lines().any(|l| l == kv)), "{v}");
 }
 
 /// Host pids of live processes with `marker` as an argument (a confined

@@ -72,6 +72,10 @@ use tokio::process::Command;
 use super::sys::{self, Exec, Hide, IdMaps, Plan, Step};
 use super::{spawner, EnvPolicy, ProcessGroup};
 
+/// The only variables of wrepl's environment that Bash commands and hooks
+/// get (each when it is set); a confined command's `TMPDIR` is its own.
+pub const MINIMAL_ENV: &[&str] = super::MINIMAL_ENV;
+
 /// How `Bash` commands are confined: the `confine` settings key and the
 /// `--confine` flag.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -492,17 +496,33 @@ fn read_report(mut reader: io::PipeReader) -> Option<(Step, i32)> {
 /// The per-call directory, under the host's temp dir: `tmp/` (the command's
 /// `TMPDIR`, writable) and `hide/` (the empty file and directory bound over
 /// protected paths, read-only). Removed on drop.
+///
+/// Its name, `wrepl-bash-<pid namespace>-<pid>-<random>`, says which wrepl
+/// made it: the directories a SIGKILLed wrepl left behind are removed by the
+/// next wrepl of the same user and PID namespace ([`Scratch::sweep`]).
 #[derive(Debug)]
 pub(crate) struct Scratch {
     base: PathBuf,
 }
 
+/// Name prefix of the per-call directories.
+const SCRATCH_PREFIX: &str = "wrepl-bash-";
+
+/// The inode of our PID namespace (0 when unknown).
+fn pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0)
+}
+
 impl Scratch {
     fn create() -> io::Result<Scratch> {
+        static SWEPT: Once = Once::new();
+        SWEPT.call_once(|| Scratch::sweep(&std::env::temp_dir()));
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| io::Error::other(format!("no randomness for a temp dir name: {e}")))?;
         let name: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let base = std::env::temp_dir().join(format!("wrepl-bash-{name}"));
+        let base =
+            std::env::temp_dir().join(format!("{SCRATCH_PREFIX}{}-{}-{name}", pid_namespace(), std::process::id()));
         std::fs::DirBuilder::new().mode(0o700).create(&base)?;
         let scratch = Scratch { base };
         let hide = scratch.base.join("hide");
@@ -513,6 +533,33 @@ impl Scratch {
         std::fs::set_permissions(scratch.empty_file(), std::fs::Permissions::from_mode(0o400))?;
         std::fs::set_permissions(&hide, std::fs::Permissions::from_mode(0o500))?;
         Ok(scratch)
+    }
+
+    /// Removes the per-call directories under `dir` that a wrepl of this
+    /// user and PID namespace which no longer runs left behind (it was
+    /// killed). Anything else — other users', other namespaces', live
+    /// processes', symlinks — is left alone.
+    fn sweep(dir: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let ns = pid_namespace();
+        if ns == 0 {
+            return;
+        }
+        let prefix = format!("{SCRATCH_PREFIX}{ns}-");
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+            if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            let path = entry.path();
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() && m.uid() == sys::euid() => drop(Scratch { base: path }),
+                _ => {}
+            }
+        }
     }
 
     /// The command's `TMPDIR`.
@@ -1039,6 +1086,34 @@ mod tests {
     }
 
     #[test]
+    fn stale_scratch_dirs_of_dead_processes_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let ns = pid_namespace();
+        assert_ne!(ns, 0);
+        // A pid that is certainly gone: a child that was reaped.
+        let mut child = std::process::Command::new("/bin/true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let make = |name: String| {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.join("hide/dir")).unwrap();
+            std::fs::write(p.join("hide/file"), b"").unwrap();
+            std::fs::set_permissions(p.join("hide"), std::fs::Permissions::from_mode(0o500)).unwrap();
+            p
+        };
+        let stale = make(format!("{SCRATCH_PREFIX}{ns}-{dead}-aa"));
+        let mine = make(format!("{SCRATCH_PREFIX}{ns}-{}-bb", std::process::id()));
+        let other_ns = make(format!("{SCRATCH_PREFIX}{}-{dead}-cc", ns + 1));
+        let unrelated = make(format!("other-{ns}-{dead}"));
+        let link = dir.path().join(format!("{SCRATCH_PREFIX}{ns}-{dead}-dd"));
+        std::os::unix::fs::symlink(&unrelated, &link).unwrap();
+        Scratch::sweep(dir.path());
+        assert!(!stale.exists(), "the dead process's directory is removed");
+        assert!(mine.exists() && other_ns.exists() && unrelated.join("hide/file").exists());
+        assert!(link.symlink_metadata().is_ok(), "a symlink is not followed or removed");
+    }
+
+    #[test]
     fn scratch_is_laid_out_and_removed() {
         let s = Scratch::create().unwrap();
         let base = s.base.clone();
@@ -1048,6 +1123,53 @@ mod tests {
         std::fs::write(s.tmp().join("left"), b"x").unwrap();
         drop(s);
         assert!(!base.exists());
+    }
+
+    #[tokio::test]
+    async fn a_program_that_cannot_start_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = |mode| Request {
+            confinement: Confinement { mode, allow_net: false },
+            writable: vec![dir.path().to_path_buf()],
+            protected: Vec::new(),
+        };
+        for mode in [ConfineMode::Require, ConfineMode::Off] {
+            let mut cmd = Command::new("/nonexistent/program");
+            cmd.current_dir(dir.path()).stdin(Stdio::null());
+            let e = spawn(cmd, EnvPolicy::only(&[]), request(mode)).await.unwrap_err();
+            assert!(matches!(&e, ConfineError::Spawn(io) if io.kind() == io::ErrorKind::NotFound), "{mode}: {e:?}");
+        }
+        let mut cmd = Command::new("relative-program");
+        cmd.current_dir(dir.path());
+        let e = spawn(cmd, EnvPolicy::only(&[]), request(ConfineMode::Require)).await.unwrap_err();
+        assert!(e.to_string().contains("not an absolute path"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn the_init_gets_the_resolved_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new("/usr/bin/env");
+        cmd.current_dir(dir.path()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let env = EnvPolicy::only(&["PATH", "HOME"]).set("HOME", "/nowhere").set("A", "1");
+        let request = Request {
+            confinement: Confinement { mode: ConfineMode::Require, allow_net: false },
+            writable: vec![dir.path().to_path_buf()],
+            protected: Vec::new(),
+        };
+        let Spawned { mut group, applied } = spawn(cmd, env, request).await.unwrap();
+        assert!(applied.fully_confined(), "{applied:?}");
+        let out = super::super::read_capped(group.child_mut().stdout.take().unwrap(), 1 << 16).await;
+        assert!(group.wait().await.unwrap().success());
+        let text = String::from_utf8(out.bytes).unwrap();
+        let mut names: Vec<&str> = text.lines().filter_map(|l| l.split_once('=').map(|(k, _)| k)).collect();
+        names.sort_unstable();
+        let mut want = vec!["A", "HOME", "TMPDIR"];
+        if std::env::var_os("PATH").is_some() {
+            want.push("PATH");
+        }
+        want.sort_unstable();
+        assert_eq!(names, want, "{text}");
+        assert!(text.lines().any(|l| l == "HOME=/nowhere"), "{text}");
     }
 
     #[test]
