@@ -405,7 +405,8 @@ impl Dispatcher {
                 // The reason is only formatted when the fallback decides (not on the hot path).
                 let fallback = if tool.read_only(input) { Decision::Allow } else { Decision::Ask };
                 // What no rule covers, for the message (shell commands only).
-                let hint = if matched.is_none() && fallback != Decision::Allow { self.p.rules.explain(&req) } else { None };
+                let hint =
+                    if matched.is_none() && fallback != Decision::Allow { self.p.rules.explain(&req) } else { None };
                 (matched, fallback, None, hint)
             }
             Gate::Front { default, .. } => {

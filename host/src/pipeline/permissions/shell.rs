@@ -655,9 +655,9 @@ fn step(program: &str, args: &[Word]) -> Step {
         },
         "enable" if has("-f") => Step::Unknown("`enable -f` loads a builtin from a shared object".into()),
         "fc" => Step::Unknown("`fc` runs commands from the history or an editor".into()),
-        "set" if has("-k") || has("+k") || (has("-o") && has_option(args, &["keyword"])) => Step::Unknown(
-            "`set -k` makes later arguments environment assignments, which programs may run".into(),
-        ),
+        "set" if has("-k") || has("+k") || (has("-o") && has_option(args, &["keyword"])) => {
+            Step::Unknown("`set -k` makes later arguments environment assignments, which programs may run".into())
+        }
         p if DECLARATIONS.contains(&p) && has("-n") => {
             Step::Unknown(format!("`{p} -n` makes a name refer to what a variable holds, which bash can evaluate"))
         }
