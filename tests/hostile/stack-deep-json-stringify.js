@@ -1,5 +1,6 @@
 // title: JSON.stringify of a 1e5-deep object
 // expect: error /RangeError|InternalError/
+// timeout: 10000
 
 let v = {}
 for (let i = 0; i < 1e5; i++) v = { v }
