@@ -339,7 +339,7 @@ impl CliEnv {
         let bin = env!("CARGO_BIN_EXE_wrepl");
         let mut c = if self.unprivileged {
             let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(unprivileged_bin());
             c
         } else {
             Command::new(bin)
@@ -501,4 +501,27 @@ fn doctor_reports_what_is_in_force() {
     let out = env.command(&["doctor", "--confine", "sometimes"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"require\", \"prefer\" or \"off\""));
+}
+
+/// The `wrepl` binary at a path user 65534 can execute: the build's own when
+/// every directory above it is searchable by others (a checkout under a 0700
+/// home is not), else a copy in a fresh 0755 directory under the temp dir.
+fn unprivileged_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let bin = PathBuf::from(env!("CARGO_BIN_EXE_wrepl"));
+        let searchable =
+            bin.ancestors().skip(1).all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+        if searchable {
+            return bin;
+        }
+        let dir = std::env::temp_dir().join(format!("wrepl-confine-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the binary's directory");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+        let copy = dir.join("wrepl");
+        std::fs::copy(&bin, &copy).expect("copy the wrepl binary");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+        copy
+    })
+    .clone()
 }
