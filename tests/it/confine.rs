@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use wrepl::{Repl, Settings};
 
-use crate::support::{ev, ok, shared_engine};
+use crate::support::{alive, ev, ok, pids_with, shared_engine};
 
 /// A variable only the test process has.
 const SECRET_NAME: &str = "WREPL_CONFINE_TEST_SECRET";
@@ -166,26 +166,6 @@ async fn the_host_environment_is_out_of_sight() {
     let v = bash(&mut r, &format!("cat /proc/{}/environ", std::process::id())).await;
     let seen = stdout(&v).replace('\0', "\n");
     assert!(host_only.iter().all(|kv| seen.lines().any(|l| l == kv)), "{v}");
-}
-
-/// Host pids of live processes with `marker` as an argument (a confined
-/// command's `$!` is a pid of its own namespace).
-fn pids_with(marker: &str) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
-        })
-        .filter(|pid| alive(*pid))
-        .collect()
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
-        Err(_) => false,
-    }
 }
 
 /// Waits (generously) until none of `pids` is alive.

@@ -315,18 +315,6 @@ async fn bash_native_timeout_kills_the_process_group() {
     assert!(gone_within(&["30.0301", "30.0302"], Duration::from_secs(20)).await, "the background child must be gone");
 }
 
-/// Host pids of live processes with an argument equal to `marker`.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
-        })
-        .filter(|pid| alive(*pid))
-        .collect()
-}
-
 /// Waits until no process has any of `markers` as an argument (true), or `limit` passed (false).
 async fn gone_within(markers: &[&str], limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
@@ -338,13 +326,6 @@ async fn gone_within(markers: &[&str], limit: Duration) -> bool {
             return false;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
-        Err(_) => false,
     }
 }
 

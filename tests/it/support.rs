@@ -115,3 +115,25 @@ pub struct TestTools {
 pub fn test_tools() -> Arc<TestTools> {
     Arc::new(TestTools::default())
 }
+
+/// Host pids of live (not zombie) processes with an argument equal to
+/// `marker`. Confined Bash commands run in their own PID namespace, so tests
+/// find them by a unique argument instead of the pid they report.
+pub fn pids_with(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// True while process `pid` exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
