@@ -46,7 +46,8 @@
 //!   protected paths; `Read` deny rules do not apply to commands.
 //! - A protected path created after the command started is not hidden; one
 //!   inside a writable root cannot be changed or removed (it is a mount
-//!   point), but a directory above it can still be renamed.
+//!   point), nor can the directories between it and the root (each is bound
+//!   onto itself, so `mv state elsewhere` cannot expose it to a later command).
 //! - Pathname UNIX sockets (e.g. a Docker socket) are reachable whenever the
 //!   user may connect to them: Landlock restricts them only from ABI 9 on,
 //!   which this crate does not request yet.
@@ -870,7 +871,8 @@ fn plan(
         uid_map: format!("{0} {0} 1\n", sys::euid()).into_bytes(),
         gid_map: format!("{0} {0} 1\n", sys::egid()).into_bytes(),
     });
-    let hides = if has(Feature::HiddenPaths) { hides(&request.protected, scratch)? } else { Vec::new() };
+    let hides =
+        if has(Feature::HiddenPaths) { hides(&request.protected, &request.writable, scratch)? } else { Vec::new() };
     let landlock = if has(Feature::Landlock) {
         let mut writable = request.writable.clone();
         writable.push(scratch.tmp());
@@ -897,7 +899,13 @@ fn plan(
 /// The bind mounts that hide the protected paths that exist now: an empty
 /// directory over a directory, an empty file over anything else. Deepest
 /// first, so a directory bound later hides what was bound beneath it.
-fn hides(protected: &[PathBuf], scratch: &Scratch) -> Result<Vec<Hide>, ConfineError> {
+///
+/// Before them come the pins: every directory strictly between a writable
+/// root and a hidden path is bound onto itself (shallowest first, so a pin
+/// never drops a bind beneath it). A mount point cannot be renamed or
+/// removed, so a command cannot move a protected file's directory aside
+/// (`mv state st2`) and read the file under a path nobody hides.
+fn hides(protected: &[PathBuf], writable: &[PathBuf], scratch: &Scratch) -> Result<Vec<Hide>, ConfineError> {
     let prepare = |what: &str, e: io::Error| ConfineError::Prepare(format!("{what}: {e}"));
     let (Some(file), Some(dir)) = (c_path(&scratch.empty_file()), c_path(&scratch.empty_dir())) else {
         return Err(ConfineError::Prepare("the temp dir's path contains a NUL byte".into()));
@@ -911,14 +919,23 @@ fn hides(protected: &[PathBuf], scratch: &Scratch) -> Result<Vec<Hide>, ConfineE
         .collect();
     targets.sort_by(|a, b| b.0.components().count().cmp(&a.0.components().count()).then(a.0.cmp(b.0)));
     targets.dedup_by(|a, b| a.0 == b.0);
-    Ok(targets
-        .into_iter()
-        .filter_map(|(p, is_dir)| {
-            let target = c_path(p)?;
-            let (source, flags) = if is_dir { (dir.clone(), dir_flags) } else { (file.clone(), file_flags) };
-            Some(Hide { source, target, flags })
-        })
-        .collect())
+    let mut pins: Vec<&Path> = targets
+        .iter()
+        .flat_map(|(p, _)| p.ancestors().skip(1))
+        .filter(|a| writable.iter().any(|root| a.starts_with(root) && a != root))
+        .collect();
+    pins.sort_by(|a, b| a.components().count().cmp(&b.components().count()).then(a.cmp(b)));
+    pins.dedup();
+    let pins = pins.into_iter().filter_map(|a| {
+        let target = c_path(a)?;
+        Some(Hide { source: target.clone(), target, flags: 0, read_only: false })
+    });
+    let hidden = targets.into_iter().filter_map(|(p, is_dir)| {
+        let target = c_path(p)?;
+        let (source, flags) = if is_dir { (dir.clone(), dir_flags) } else { (file.clone(), file_flags) };
+        Some(Hide { source, target, flags, read_only: true })
+    });
+    Ok(pins.chain(hidden).collect())
 }
 
 /// Character devices commands may write (file rules).

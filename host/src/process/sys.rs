@@ -160,6 +160,9 @@ pub(super) struct Hide {
     /// `MS_NOSUID`/`MS_NODEV`/`MS_NOEXEC` of the source's mount, which a
     /// read-only remount inside a user namespace must keep.
     pub(super) flags: c_ulong,
+    /// Remount the bind read-only (a hide); false for a pin, a directory
+    /// bound onto itself so that it cannot be renamed or removed.
+    pub(super) read_only: bool,
 }
 
 /// The contents of the id-map files of a new user namespace.
@@ -608,6 +611,9 @@ fn bind_read_only(hide: &Hide) -> Result<(), c_int> {
         Ok(()) => {}
         Err(libc::ENOENT | libc::ENOTDIR) => return Ok(()),
         Err(e) => return Err(e),
+    }
+    if !hide.read_only {
+        return Ok(());
     }
     mount(None, &hide.target, None, libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | hide.flags)
 }
