@@ -11,7 +11,8 @@
 # coverage instrumentation only), WREPL_FUZZ_JOBS (cargo build jobs).
 #
 # Targets: script_transform, replay_log, dispatcher, wit_values,
-# record_replay, and shell_rules — the Bash permission matcher against real
+# record_replay, cli_output (the terminal sanitizer and the settings loader),
+# and shell_rules — the Bash permission matcher against real
 # bash (/bin/bash under a DEBUG-trap tracer, from a thread Landlock confines
 # to a temporary directory; it fails when Landlock is not fully enforced).
 set -euo pipefail

@@ -375,12 +375,13 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
     let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
     if outcome.interrupted {
         // Jobs queued by the interrupted script would otherwise run at the
-        // start of the next eval. With the interrupt latched, each one is
-        // stopped at its first interrupt check; bounded in case of a flood.
-        let mut n = 0;
-        while n < 100_000 && ctx.execute_pending_job() {
-            n += 1;
-        }
+        // start of the next eval, on its budget. With the interrupt latched,
+        // each one is stopped at its first interrupt check, so draining the
+        // queue only unwinds what was queued (a stopped promise chain
+        // rejects link by link). The queue is drained completely: a flood
+        // that outlasts the host's grace period after the stop gets the
+        // instance replaced, which also ends everything it queued.
+        while ctx.execute_pending_job() {}
     }
     outcome
 }

@@ -182,7 +182,7 @@ impl ContextManager {
                     store.append(&name, &copy)?;
                 }
             }
-            session = Some(SessionConfig { name, store: store.clone(), boundary: boundary.to_string() });
+            session = Some(SessionConfig { boundary: boundary.to_string(), ..SessionConfig::new(name, store.clone()) });
         }
         let repl = self.template.clone().session_config(session).build().await?;
         self.contexts.insert(key.to_string(), Live { boundary: boundary.to_string(), repl });

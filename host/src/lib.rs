@@ -97,8 +97,8 @@ pub use pipeline::settings::{Settings, SettingsError};
 /// How `Bash` commands are confined (Landlock, namespaces; see the module docs), and what works here.
 pub use process::confine as confinement;
 pub use repl::{
-    cap_text, parse_timeout, timeout_from_ms, BlockVerdict, EvalOptions, EvalResult, Limits, Repl, ReplBuilder,
-    ReplError, RestoreReport, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS, HARD_WALL_MS,
+    cap_text, parse_timeout, timeout_from_ms, BlockVerdict, EvalOptions, EvalResult, Limits, OnTamper, Repl,
+    ReplBuilder, ReplError, RestoreReport, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS, HARD_WALL_MS,
     MAX_TIMEOUT_MS, REGISTERED_PREFIX,
 };
 pub use runtime::{
@@ -107,6 +107,7 @@ pub use runtime::{
     MAX_REGISTERED_TOOLS,
 };
 pub use script::{prepare, ScriptLimits, ScriptRejected};
+pub use text::terminal_safe;
 pub use tools::chdir::CHDIR;
 pub use tools::sampling::{SampleError, SampleRequest, Sampler};
 pub use tools::{

@@ -31,6 +31,43 @@ pub fn cap_text(text: String, cap: usize) -> String {
     }
 }
 
+/// Text made safe to print on a terminal: every C0 control character but
+/// `\n` and `\t`, DEL and every C1 control character is shown escaped
+/// (ESC as `\x1b`, U+009B as `\u{9b}`), so output cannot move the cursor,
+/// set the window title, write the clipboard (OSC 52) or clear the screen.
+/// A backslash is left as it is. Borrowed when nothing needed escaping.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let Some(first) = text.find(unsafe_char) else {
+        return std::borrow::Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..first]);
+    for c in text[first..].chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The first line of a panic's message, cut to 200 characters, for an error
+/// that reaches the model (a panic message can be megabytes long).
+pub(crate) fn panic_line(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    let line = text.lines().next().unwrap_or("");
+    match line.char_indices().nth(200) {
+        Some((i, _)) => format!("{}… ({} bytes)", &line[..i], text.len()),
+        None => line.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +80,27 @@ mod tests {
         assert_eq!(cap_text("abc".into(), 5), "abc");
         let t = cap_text("é".repeat(10), 4);
         assert!(t.starts_with("éééé\n…[truncated: showing 4 of 10 characters]"));
+    }
+
+    #[test]
+    fn terminal_text_has_no_control_sequences() {
+        assert!(matches!(terminal_safe("plain\ttext\nline ✓"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(terminal_safe("\x1b]52;c;aGk=\x07"), "\\x1b]52;c;aGk=\\x07");
+        assert_eq!(terminal_safe("a\x1b[2Jb\r\x7f"), "a\\x1b[2Jb\\x0d\\x7f");
+        assert_eq!(terminal_safe("\u{9b}31m\u{85}"), "\\u{9b}31m\\u{85}");
+        assert_eq!(terminal_safe("back\\slash"), "back\\slash");
+        // Nothing a terminal interprets survives.
+        for c in (0u32..0x110000).filter_map(char::from_u32).filter(|c| c.is_control() && !matches!(c, '\n' | '\t')) {
+            assert!(!terminal_safe(&c.to_string()).contains(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn panic_lines_are_one_short_line() {
+        let huge: Box<dyn std::any::Any + Send> = Box::new(format!("{}\nsecond line", "x".repeat(500_000)));
+        let line = panic_line(&*huge);
+        assert!(line.starts_with(&"x".repeat(200)) && line.ends_with("… (500012 bytes)"), "{line}");
+        assert_eq!(panic_line(&*(Box::new("short") as Box<dyn std::any::Any + Send>)), "short");
+        assert_eq!(panic_line(&*(Box::new(7u8) as Box<dyn std::any::Any + Send>)), "(no message)");
     }
 }

@@ -1,5 +1,5 @@
 // title: a tool input nested 10000 levels deep
-// expect: error /RangeError|TypeError|invalid|not valid JSON/
+// expect: error /RangeError|nests more than 128 levels/
 // setup: files
 
 let deep = []

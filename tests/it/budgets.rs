@@ -14,7 +14,8 @@ async fn infinite_loop_times_out_and_the_context_survives() {
     ev(&mut r, "let kept = 1").await;
     let t = Instant::now();
     let res = ev_timeout(&mut r, "while (true) {}", 1000).await;
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    // It needs about 1 s; far less than it would take if nothing stopped it.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(res.timed_out);
     let (name, msg) = err(&res);
     assert_eq!(name, "TimeoutError");

@@ -30,7 +30,8 @@ fn eval_persists_across_snippets() {
 fn timeout_then_next_snippet_still_works() {
     let t = Instant::now();
     let o = wrepl(&["eval", "--timeout", "1000", "-e", "while(true){}", "-e", "'next ok'"]);
-    assert!(t.elapsed() < Duration::from_secs(3) + Duration::from_millis(1500), "{:?}", t.elapsed());
+    // It needs about 1 s (the budget) plus process start.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(stderr(&o).contains("TimeoutError"), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "next ok");
     assert!(o.status.success(), "the last snippet succeeded");

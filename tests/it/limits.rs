@@ -99,6 +99,21 @@ async fn result_text_is_capped_with_a_marker() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn error_name_message_and_stack_are_capped_like_results() {
+    let mut r = TestSandbox::new().build().await;
+    let code =
+        "const e = new Error('m'.repeat(3 << 20)); e.name = 'N'.repeat(300000); e.stack = 's'.repeat(3 << 20); throw e";
+    let res = ev(&mut r, code).await;
+    let e = res.error.expect("it threw");
+    for (part, text, c) in [("name", &e.name, 'N'), ("message", &e.message, 'm'), ("stack", &e.stack, 's')] {
+        assert!(text.starts_with(&c.to_string().repeat(100_000)), "{part}");
+        assert!(text.len() < 100_100, "{part} is {} bytes", text.len());
+        assert!(text.contains("…[truncated: showing 100000 of"), "{part}: {}", &text[100_000..]);
+    }
+    assert_eq!(ok(&ev(&mut r, "'still here'").await), json!("still here"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn oversized_and_deeply_nested_code_is_refused() {
     let mut r = TestSandbox::new().build().await;
     let code = format!("let a = {}1{}", "(".repeat(100_000), ")".repeat(100_000));

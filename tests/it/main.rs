@@ -9,6 +9,7 @@ mod confine;
 mod contexts;
 mod hostile;
 mod http_auth;
+mod integrity;
 mod limits;
 mod mcp_downstream;
 mod mcp_server;

@@ -54,7 +54,8 @@ fn structured(r: &CallToolResult) -> Value {
 /// Start `wrepl serve` on stdio; returns the client and the server's pid.
 async fn start(root: &Path, store: &Path) -> (RunningService<RoleClient, ()>, u32) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
-    cmd.arg("serve").arg("--root").arg(root).args(["--allow", "Bash", "--session", "crash", "--store"]).arg(store);
+    cmd.arg("serve").arg("--root").arg(root);
+    cmd.args(["--allow", "Bash", "--allow", "Write", "--allow", "Edit", "--session", "crash", "--store"]).arg(store);
     let transport = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap().0;
     let pid = transport.id().expect("server pid");
     let service = ().serve(transport).await.expect("MCP handshake");
@@ -70,19 +71,38 @@ fn effects(root: &Path) -> HashMap<String, usize> {
     m
 }
 
+/// The Edit side effects in `ledger.txt`: each evaluation inserts its
+/// token before the `END` marker once (an Edit run twice would insert it twice).
+fn ledger(root: &Path) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for line in std::fs::read_to_string(root.join("ledger.txt")).unwrap_or_default().lines() {
+        if line != "END" {
+            *m.entry(line.to_string()).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+/// `WREPL_LONG=1` runs the long versions of the chaos and soak tests.
+fn long_mode() -> bool {
+    std::env::var("WREPL_LONG").is_ok_and(|v| v == "1")
+}
+
 #[tokio::test]
 async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect() {
-    const KILLS: usize = 10;
+    // CI: 10 kills; the long mode: 50 kills over about 200 evaluations.
+    let kills: usize = if long_mode() { 50 } else { 10 };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
     std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("ledger.txt"), "END\n").unwrap();
     let store_path = dir.path().join("store.sqlite3");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut unknown_seen = 0usize;
     let mut next_eval = 0usize;
     // Evaluations that were awaited to their end (the killed ones may or may not have finished).
     let mut finished: Vec<usize> = Vec::new();
-    for kill in 0..KILLS {
+    for kill in 0..kills {
         let (service, pid) = start(&root, &store_path).await;
         // The first call resumes the session: every earlier block is replayed, none re-runs.
         let r = repl(&service, "'resumed'").await;
@@ -93,12 +113,16 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
             unknown_seen += blocks.iter().map(|b| b["outcome_unknown"].as_array().map_or(0, Vec::len)).sum::<usize>();
         }
         // A few complete evaluations, then one that is killed at a random point.
-        let complete = rng.below(3) as usize;
+        let complete = rng.below(if long_mode() { 6 } else { 3 }) as usize;
         for j in 0..=complete {
             let i = next_eval;
             next_eval += 1;
+            // Bash appends, Write creates a file, Edit inserts into the
+            // ledger: each effect shows whether it ran more than once.
             let code = format!(
-                "await sh('echo e{i}-a >> effects.log'); await sh('sleep 0.0{d}; echo e{i}-b >> effects.log'); var v{i} = {i}",
+                "await sh('echo e{i}-a >> effects.log'); await put('w{i}.txt', 'w{i}'); \
+                 await Edit({{file_path: 'ledger.txt', old_string: 'END', new_string: 'e{i}-c\\nEND'}}); \
+                 await sh('sleep 0.0{d}; echo e{i}-b >> effects.log'); var v{i} = {i}",
                 d = rng.below(5)
             );
             let call = repl(&service, &code);
@@ -123,6 +147,10 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
         drop(service);
         // Let the killed server's orphaned shell commands (if any) finish.
         tokio::time::sleep(Duration::from_millis(150)).await;
+        // The log is intact after every crash.
+        let store = SqliteStore::open(&store_path).unwrap();
+        let report = store.verify("crash").unwrap();
+        assert!(report.ok, "after kill {kill}: {report:?}");
     }
     // Final restart: the variables of completed evaluations are back.
     let (service, _) = start(&root, &store_path).await;
@@ -137,28 +165,32 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
     assert!(store.verify("crash").unwrap().ok, "the hash chain is broken");
     let events = store.load("crash").unwrap();
     let seen = effects(&root);
-    let mut calls: Vec<(u64, String)> = Vec::new();
+    // Every call of each block in order (`Done { call }` indexes them), and
+    // the Bash commands among them.
+    let mut per_block: HashMap<u64, Vec<(String, String)>> = HashMap::new();
     let mut done: Vec<(u64, u32)> = Vec::new();
+    let mut calls: Vec<(u64, String)> = Vec::new();
     let mut recorded = 0;
     for e in &events {
         match &e.event {
-            Event::Call { tool, input, .. } if tool == "Bash" => {
-                let cmd: Value = serde_json::from_str(input).unwrap();
-                let cmd = cmd["command"].as_str().unwrap().to_string();
-                calls.push((e.block, cmd));
+            Event::Call { tool, input, .. } => {
+                let input: Value = serde_json::from_str(input).unwrap();
+                let cmd = input["command"].as_str().unwrap_or_default().to_string();
+                if tool == "Bash" {
+                    calls.push((e.block, cmd.clone()));
+                }
+                per_block.entry(e.block).or_default().push((tool.clone(), cmd));
             }
             Event::Done { call, ok: true, .. } => done.push((e.block, *call)),
             _ => {}
         }
     }
-    // Index calls per block to match `Done { call }`.
-    let mut per_block: HashMap<u64, Vec<String>> = HashMap::new();
-    for (b, cmd) in &calls {
-        per_block.entry(*b).or_default().push(cmd.clone());
-    }
     let token = |cmd: &str| cmd.split_whitespace().find(|w| w.starts_with('e') && w.contains('-')).map(str::to_string);
     for (b, i) in &done {
-        let cmd = &per_block[b][*i as usize];
+        let (tool, cmd) = &per_block[b][*i as usize];
+        if tool != "Bash" {
+            continue;
+        }
         let t = token(cmd).unwrap();
         assert_eq!(seen.get(&t).copied(), Some(1), "completed call {cmd:?} must have happened exactly once");
         recorded += 1;
@@ -168,9 +200,26 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
         assert_eq!(*n, 1, "effect {t} happened {n} times");
         assert!(intended.contains(t), "effect {t} has no recorded intent");
     }
-    assert!(recorded >= KILLS, "too few completed calls recorded: {recorded}");
+    assert!(recorded >= kills, "too few completed calls recorded: {recorded}");
+    // Edit: each completed insertion exactly once, none without an intent.
+    let mut edits: HashMap<u64, usize> = HashMap::new();
+    for e in &events {
+        match &e.event {
+            Event::Call { tool, .. } if tool == "Edit" => *edits.entry(e.block).or_default() += 1,
+            _ => {}
+        }
+    }
+    for (t, n) in ledger(&root) {
+        assert_eq!(n, 1, "the Edit of {t} happened {n} times");
+    }
+    let finished_edits = finished.iter().filter(|i| ledger(&root).contains_key(&format!("e{i}-c"))).count();
+    assert_eq!(finished_edits, finished.len(), "every finished evaluation's Edit is in the ledger");
+    assert!(edits.values().sum::<usize>() >= finished.len());
+    for i in &finished {
+        assert_eq!(std::fs::read_to_string(root.join(format!("w{i}.txt"))).unwrap(), format!("w{i}"));
+    }
     eprintln!(
-        "crash safety: {KILLS} kills, {} evaluations, {} intents, {recorded} completed, {unknown_seen} outcome_unknown verdicts reported over the restarts",
+        "crash safety: {kills} kills, {} evaluations, {} intents, {recorded} completed, {unknown_seen} outcome_unknown verdicts reported over the restarts",
         next_eval,
         intended.len()
     );
@@ -187,53 +236,73 @@ fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
-    const ROUNDS: usize = 4;
-    const SESSIONS: usize = 6;
-    const EVALS: usize = 25;
+    // 32 concurrent sessions, round after round, for 2 minutes (the long
+    // mode: an hour). Each session evaluates, reads a file, registers and
+    // drops a tool, and checks its own state at the end.
+    const SESSIONS: usize = 32;
+    const EVALS: usize = 10;
+    let duration = Duration::from_secs(if long_mode() { 3600 } else { 120 });
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data.txt"), "alpha\nbeta\ngamma\n").unwrap();
     let (mut child, url) = crate::mcp_server::start_http(dir.path(), &[]).await;
     let pid = child.id().unwrap();
+    let started = std::time::Instant::now();
     let mut samples = Vec::new();
-    for round in 0..ROUNDS {
+    let mut latencies: Vec<Duration> = Vec::new();
+    let mut round = 0;
+    while round < 3 || started.elapsed() < duration {
         let mut tasks = Vec::new();
         for s in 0..SESSIONS {
             let url = url.clone();
             tasks.push(tokio::spawn(async move {
                 let c = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+                let mut took = Vec::new();
                 for e in 0..EVALS {
                     let code = format!(
                         "var acc = (globalThis.acc || 0) + {e}; const big = new Array(20000).fill('{s}'); \
                          const t = await cat('data.txt'); registerTool('t{e}', 'd', {{type: 'object'}}, () => 1); \
                          unregisterTool('t{e}'); [acc, big.length, t.length]"
                     );
+                    let t0 = std::time::Instant::now();
                     let r = repl(&c, &code).await;
+                    took.push(t0.elapsed());
                     assert_eq!(structured(&r)["result"][1], json!(20000), "{r:?}");
                 }
                 let r = repl(&c, "acc").await;
                 assert_eq!(structured(&r)["result"], json!((0..EVALS).sum::<usize>()));
                 c.cancel().await.unwrap();
+                took
             }));
         }
         for t in tasks {
-            t.await.unwrap();
+            latencies.extend(t.await.unwrap());
         }
         // Closed sessions must release their instances.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let rss = proc_status(pid, "VmRSS:");
         let fds = open_fds(pid);
-        eprintln!("soak round {round}: RSS {rss} kB, {fds} fds");
+        eprintln!("soak round {round} ({:.0} s): RSS {rss} kB, {fds} fds", started.elapsed().as_secs_f64());
         samples.push((rss, fds));
+        round += 1;
     }
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3;
+    eprintln!(
+        "soak: {round} rounds x {SESSIONS} concurrent sessions x {EVALS} evals in {:.0} s; every eval answered; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        started.elapsed().as_secs_f64(),
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
     // After warm-up (round 0), RSS and descriptors stay flat.
     let (base_rss, base_fds) = samples[1];
-    let (last_rss, last_fds) = samples[ROUNDS - 1];
+    let (last_rss, last_fds) = samples[samples.len() - 1];
     assert!(
-        last_rss <= base_rss + 24 * 1024,
+        last_rss <= base_rss + 32 * 1024,
         "RSS grew from {base_rss} kB to {last_rss} kB over {} sessions x {EVALS} evals",
-        SESSIONS * (ROUNDS - 2)
+        SESSIONS * (round - 2)
     );
     assert!(last_fds <= base_fds + 4, "file descriptors grew from {base_fds} to {last_fds}");
     child.kill().await.unwrap();

@@ -73,11 +73,11 @@ fn resume_does_not_rerun_side_effects() {
     assert!(out(&o).contains("call #0 Bash"), "{}", out(&o));
     let o = wrepl_in(dir.path(), &["log", "verify", "c", "--store", store]);
     assert!(o.status.success(), "{}", out(&o));
-    assert!(out(&o).contains("hash chain intact"));
+    assert!(out(&o).contains("hash chain and head intact"));
 }
 
 async fn resumed(store: Arc<SqliteStore>, name: &str) -> wrepl::Repl {
-    let session = SessionConfig { name: name.into(), store, boundary: "main".into() };
+    let session = SessionConfig::new(name, store);
     TestSandbox::new().tools(test_tools(), TEST_TOOLS).configure(|b| b.session_config(Some(session))).build().await
 }
 
@@ -144,7 +144,7 @@ async fn extra_calls_beyond_the_cache_run_nothing() {
     let b = block("await t({}); await sleep({ms: 1}); 1", vec![call("t"), done(0)], false);
     store.append("x", &b.into_iter().map(|e| (0, e)).collect::<Vec<_>>()).unwrap();
     let tools = test_tools();
-    let session = SessionConfig { name: "x".into(), store, boundary: "main".into() };
+    let session = SessionConfig::new("x", store);
     let r = TestSandbox::new()
         .tools(tools.clone(), TEST_TOOLS)
         .configure(|b| b.session_config(Some(session)))

@@ -24,12 +24,25 @@ pub(crate) struct EvalArgs {
     /// Print one JSON object per snippet instead of plain text.
     #[arg(long)]
     json: bool,
+    /// Print control characters (ESC, CR, …) as they are. By default, text
+    /// output shows them escaped (`\x1b`), so a result, console output or an
+    /// error cannot drive the terminal (clipboard, title, clear screen).
+    #[arg(long)]
+    raw: bool,
     /// Tools, workspace and permissions.
     #[command(flatten)]
     policy: PolicyArgs,
     /// Durable session: resume it (replaying its log) and record into it.
     #[arg(long, value_name = "NAME")]
     session: Option<String>,
+    /// When the session's log fails verification: `refuse` (the default: exit 2, nothing replayed)
+    /// or `fresh` (move the log aside as NAME.tampered-<ms> and start the session fresh).
+    #[arg(long = "on-tamper", value_name = "WHAT", default_value = "refuse")]
+    on_tamper: wrepl::OnTamper,
+    /// Wait up to SECONDS (default: as long as it takes) for another process using the session
+    /// to finish, instead of failing at once.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "inf")]
+    wait: Option<f64>,
     /// Where the session is stored.
     #[command(flatten)]
     store: StoreArgs,
@@ -37,9 +50,21 @@ pub(crate) struct EvalArgs {
 
 /// Run `wrepl eval`: exit 1 when the last snippet failed.
 pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    let EvalArgs { mut snippets, timeout, fuel, json, policy, session, store } = args;
+    let EvalArgs { mut snippets, timeout, fuel, json, raw, policy, session, on_tamper, wait, store } = args;
+    let safe = |s: &str| -> String {
+        if raw {
+            s.to_string()
+        } else {
+            wrepl::terminal_safe(s).into_owned()
+        }
+    };
+    let wait = match wait {
+        None => None,
+        Some(w) if w.is_nan() || w < 0.0 => anyhow::bail!("invalid input: --wait must be a number of seconds"),
+        Some(w) => Some(std::time::Duration::try_from_secs_f64(w).unwrap_or(std::time::Duration::MAX)),
+    };
     let session = match session {
-        Some(name) => Some(SessionConfig { name, store: store.open_store()?, boundary: "main".into() }),
+        Some(name) => Some(SessionConfig { on_tamper, wait, ..SessionConfig::new(name, store.open_store()?) }),
         None => None,
     };
     let timeout = match timeout {
@@ -64,6 +89,9 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     let mut repl = template.session_config(session).build().await?;
     if let Some(r) = repl.restore_report() {
+        for note in &r.notes {
+            eprintln!("[wrepl] {}", safe(note));
+        }
         if !r.blocks.is_empty() {
             eprintln!("[wrepl] {}", r.summary);
         }
@@ -95,19 +123,20 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             )?;
             writeln!(out)?;
         } else {
-            out.write_all(r.stdout.as_bytes())?;
+            out.write_all(safe(&r.stdout).as_bytes())?;
             if !r.stderr.is_empty() {
-                eprint!("{}", r.stderr);
+                eprint!("{}", safe(&r.stderr));
             }
             match &r.error {
                 Some(e) => {
+                    let (name, message) = (safe(&e.name), safe(&e.message));
                     if !e.stack.is_empty() && !e.stack.contains(&e.message) {
-                        eprintln!("{}: {}\n{}", e.name, e.message, e.stack.trim_end());
+                        eprintln!("{name}: {message}\n{}", safe(e.stack.trim_end()));
                     } else {
-                        eprintln!("{}: {}", e.name, e.message);
+                        eprintln!("{name}: {message}");
                     }
                 }
-                None => writeln!(out, "{}", r.text)?,
+                None => writeln!(out, "{}", safe(&r.text))?,
             }
         }
         out.flush()?;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use wrepl::replay::render::render_log;
 use wrepl::replay::store::LogStore;
+use wrepl::terminal_safe;
 
 use super::StoreArgs;
 
@@ -21,7 +22,7 @@ pub(crate) enum LogCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Verify a session's hash chain (exit 1 when it is broken).
+    /// Verify a session's hash chain and recorded head (exit 1 when broken, 2 when there is no such session).
     Verify {
         /// Session name.
         name: String,
@@ -37,35 +38,64 @@ pub(crate) enum LogCommand {
     },
 }
 
-/// Run a `wrepl log` subcommand: exit 1 when `verify` finds the chain broken.
+/// Run a `wrepl log` subcommand: exit 1 when `verify` finds the chain
+/// broken; an error (exit 2) for a store or session that does not exist.
+/// Output ends quietly when the reader goes away (`| head`).
 pub(crate) fn run(cmd: LogCommand) -> anyhow::Result<ExitCode> {
+    match print(cmd) {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {
+            Ok(ExitCode::SUCCESS)
+        }
+        other => other,
+    }
+}
+
+/// The session `name` of `store`, which must exist.
+fn existing(store: &dyn LogStore, name: &str) -> anyhow::Result<()> {
+    if store.head(name)?.is_none() {
+        anyhow::bail!("no session named {name:?} in this store (wrepl log list shows them)");
+    }
+    Ok(())
+}
+
+fn print(cmd: LogCommand) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     match cmd {
         LogCommand::List { store } => {
-            for s in store.open_store()?.sessions()? {
-                println!("{}\t{} blocks\t{} events", s.name, s.blocks, s.events);
+            for s in store.open_existing_store()?.sessions()? {
+                writeln!(out, "{}\t{} blocks\t{} events", terminal_safe(&s.name), s.blocks, s.events)?;
             }
+            out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
         LogCommand::Verify { name, store } => {
-            let r = store.open_store()?.verify(&name)?;
+            let store = store.open_existing_store()?;
+            existing(&*store, &name)?;
+            let r = store.verify(&name)?;
             if r.ok {
-                println!("session {name}: {} events, hash chain intact", r.events);
+                writeln!(out, "session {name}: {} events, hash chain and head intact", r.events)?;
                 Ok(ExitCode::SUCCESS)
             } else {
                 match r.first_bad {
-                    Some(b) => println!("session {name}: TAMPERED at event {}: {}", b.seq, b.reason),
-                    None => println!("session {name}: TAMPERED"),
+                    Some(b) => {
+                        writeln!(out, "session {name}: TAMPERED at event {}: {}", b.seq, terminal_safe(&b.reason))?
+                    }
+                    None => writeln!(out, "session {name}: TAMPERED")?,
                 }
                 Ok(ExitCode::from(1))
             }
         }
         LogCommand::Show { name, store } => {
-            let events = store.open_store()?.load(&name)?;
-            let mut out = std::io::stdout().lock();
+            let store = store.open_existing_store()?;
+            existing(&*store, &name)?;
+            let events = store.load(&name)?;
             if events.is_empty() {
                 writeln!(out, "session {name} has no blocks")?;
             }
-            render_log(&events, &mut out)?;
+            // Recorded code and results may hold terminal control sequences.
+            let mut text = Vec::new();
+            render_log(&events, &mut text)?;
+            out.write_all(terminal_safe(&String::from_utf8_lossy(&text)).as_bytes())?;
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }

@@ -142,6 +142,16 @@ impl StoreArgs {
             .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))?;
         Ok(Arc::new(SqliteStore::open(&path)?))
     }
+
+    /// Open the store only if it exists (read-only commands never create one).
+    pub(crate) fn open_existing_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
+        let path = self
+            .path
+            .clone()
+            .or_else(default_store_path)
+            .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))?;
+        Ok(Arc::new(SqliteStore::open_existing(&path)?))
+    }
 }
 
 /// Connect the downstream MCP servers of `--mcp-config` (warnings to stderr).

@@ -28,7 +28,7 @@ pub(crate) async fn run(args: TypesArgs) -> anyhow::Result<ExitCode> {
     let d = b.dispatcher()?;
     let registered = match session {
         Some(name) => {
-            let repl = b.session(store.open_store()?, name).build().await?;
+            let repl = b.session(store.open_existing_store()?, name).build().await?;
             repl.registered_tools().iter().map(Into::into).collect()
         }
         None => Vec::new(),

@@ -572,11 +572,30 @@ pub fn is_js_identifier(s: &str) -> bool {
         && !matches!(s, "eval" | "arguments" | "this" | "new" | "function" | "class" | "var" | "let" | "const")
 }
 
+/// Why a tool input the guest sent did not parse, in the script's terms.
+/// The guest's `JSON.stringify` always writes JSON, so what fails here is a
+/// lone UTF-16 surrogate (escaped as `\udXXX`) or nesting past the limit.
+fn input_json_error(tool: &str, e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    // serde_json names these "lone leading surrogate in hex escape",
+    // "unexpected end of hex escape" (a high half not followed by a low one)
+    // or "invalid unicode code point" (a low half alone).
+    if ["surrogate", "hex escape", "unicode code point"].iter().any(|w| text.contains(w)) {
+        format!(
+            "the input of {tool} contains a lone surrogate (half of a UTF-16 pair, such as \"\\ud800\") at column {}: tool inputs must be valid Unicode text",
+            e.column()
+        )
+    } else if text.contains("recursion limit") {
+        format!("the input of {tool} nests more than 128 levels deep; tool inputs are limited to 128 levels")
+    } else {
+        format!("the input of {tool} is not valid JSON: {text}")
+    }
+}
+
 impl CallHandler for Arc<Dispatcher> {
     fn start(&self, tool: &str, input: &str) -> Result<CallFuture, CallFailure> {
-        let input: Value = serde_json::from_str(input).map_err(|_| {
-            CallFailure::new(FailureKind::InvalidInput, format!("the input of {tool} is not valid JSON"))
-        })?;
+        let input: Value = serde_json::from_str(input)
+            .map_err(|e| CallFailure::new(FailureKind::InvalidInput, input_json_error(tool, &e)))?;
         Ok(Box::pin(self.clone().dispatch(tool.to_string(), input)))
     }
 
@@ -592,6 +611,18 @@ impl CallHandler for Arc<Dispatcher> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_errors_say_what_is_wrong() {
+        let err = |json: &str| input_json_error("Write", &serde_json::from_str::<Value>(json).unwrap_err());
+        for lone in [r#"{"content":"a\ud800b"}"#, r#"{"content":"a\ud800"}"#, r#"{"content":"\udc00"}"#] {
+            let e = err(lone);
+            assert!(e.contains("lone surrogate") && e.contains("Write"), "{lone}: {e}");
+        }
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        assert!(err(&deep).contains("nests more than 128 levels"), "{}", err(&deep));
+        assert!(err("{").contains("is not valid JSON: EOF"), "{}", err("{"));
+    }
 
     #[test]
     fn identifiers() {

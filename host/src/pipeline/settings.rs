@@ -170,7 +170,12 @@ impl Settings {
 
     /// Parse and validate settings from JSON text.
     pub fn from_json(json: &str) -> Result<Settings, SettingsError> {
-        let settings: Settings = serde_json::from_str(json)?;
+        // serde would read a JSON array into a struct positionally
+        // (`[{"allow": ["Bash"]}]` as permissions): every level that is a
+        // struct must be a JSON object.
+        let value: serde_json::Value = serde_json::from_str(json)?;
+        require_objects(&value)?;
+        let settings: Settings = serde_json::from_value(value)?;
         settings.validate()?;
         Ok(settings)
     }
@@ -184,6 +189,49 @@ impl Settings {
     pub fn validate(&self) -> Result<(), SettingsError> {
         super::validate_settings(self)
     }
+}
+
+/// Check that each part of the settings that is a struct is a JSON object
+/// (the root, `permissions`, `hooks`, `isolation`, each matcher group and
+/// each hook), naming the first that is not.
+fn require_objects(root: &serde_json::Value) -> Result<(), SettingsError> {
+    use serde_json::Value;
+    fn kind(v: &Value) -> &'static str {
+        match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+    let object = |v: &Value, field: &str| -> Result<(), SettingsError> {
+        if v.is_object() {
+            Ok(())
+        } else {
+            let field = if field.is_empty() { "settings" } else { field };
+            Err(SettingsError::invalid(field, format!("must be a JSON object, found {}", kind(v))))
+        }
+    };
+    object(root, "")?;
+    for key in ["permissions", "hooks", "isolation"] {
+        if let Some(v) = root.get(key) {
+            object(v, key)?;
+        }
+    }
+    let Some(Value::Object(hooks)) = root.get("hooks") else { return Ok(()) };
+    for (event, groups) in hooks {
+        let Value::Array(groups) = groups else { continue };
+        for (i, group) in groups.iter().enumerate() {
+            object(group, &format!("hooks.{event}[{i}]"))?;
+            let Some(Value::Array(list)) = group.get("hooks") else { continue };
+            for (j, hook) in list.iter().enumerate() {
+                object(hook, &format!("hooks.{event}[{i}].hooks[{j}]"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `permissions`: rule lists. Evaluation order is deny, then ask, then allow
@@ -397,6 +445,21 @@ mod tests {
 
     fn err(json: &str) -> String {
         Settings::from_json(json).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn every_struct_level_must_be_an_object() {
+        // An array is not read positionally: it grants nothing.
+        let e = err(r#"[{"allow": ["Bash"]}]"#);
+        assert_eq!(e, "settings: must be a JSON object, found an array");
+        assert!(err(r#""Bash""#).contains("found a string"));
+        assert!(err(r#"{"permissions": [["Bash"]]}"#).contains("permissions: must be a JSON object, found an array"));
+        assert!(err(r#"{"isolation": [true]}"#).contains("isolation: must be a JSON object"));
+        assert!(err(r#"{"hooks": []}"#).contains("hooks: must be a JSON object"));
+        let e = err(r#"{"hooks": {"PreToolUse": [["Bash", []]]}}"#);
+        assert!(e.contains("hooks.PreToolUse[0]: must be a JSON object"), "{e}");
+        let e = err(r#"{"hooks": {"PreToolUse": [{"hooks": [["command", "rm -rf /"]]}]}}"#);
+        assert!(e.contains("hooks.PreToolUse[0].hooks[0]: must be a JSON object"), "{e}");
     }
 
     #[test]

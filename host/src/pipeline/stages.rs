@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -103,7 +104,13 @@ pub(super) async fn run_with_watchdog(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, CallFailure> {
     let started = Instant::now();
-    let mut fut = fut;
+    // A panic inside a tool ends that call with a `failed` error of one line;
+    // it never reaches the runtime (or, on a worker thread, the process).
+    let mut fut = std::panic::AssertUnwindSafe(fut).catch_unwind().map(|r| {
+        r.unwrap_or_else(|panic| {
+            Err(ToolError::Failed(format!("the tool panicked: {}", crate::text::panic_line(&*panic))))
+        })
+    });
     let fail = tool_failure;
     // The tool first: one that finishes on its first poll never registers
     // the timer (registering one can wake a parked runtime thread).

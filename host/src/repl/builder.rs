@@ -223,7 +223,7 @@ impl ReplBuilder {
     /// built, and every evaluation is appended to it.
     pub fn session(mut self, store: Arc<dyn LogStore>, name: impl Into<String>) -> Self {
         self.cache = Arc::default();
-        self.session = Some(SessionConfig { name: name.into(), store, boundary: "main".into() });
+        self.session = Some(SessionConfig::new(name, store));
         self
     }
 

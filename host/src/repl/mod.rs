@@ -15,8 +15,8 @@ pub use builder::{Limits, ReplBuilder};
 use crate::pipeline::dispatcher::{CallRecord, Dispatcher, FrontCall, FrontDefault, PipelineError};
 use crate::replay::log::Event;
 use crate::replay::player::{self, Replayed};
-use crate::replay::recorder::SessionRecorder;
-use crate::replay::store::{LogStore, StoreError};
+use crate::replay::recorder::{Lease, SessionRecorder};
+use crate::replay::store::{LeaseTaken, LogStore, StoreError};
 use crate::runtime::{
     Ambient, Budget, CancelToken, EvalReport, EvalRequest, Fault, RegisteredTool, RuntimeError, Sandbox, SandboxEngine,
     SandboxOptions, ScriptError, StopReason,
@@ -54,6 +54,18 @@ pub enum ReplError {
     /// The session is in use elsewhere (one writer per session).
     #[error("session {0:?} is in use by another connection (one connection per session)")]
     SessionBusy(String),
+    /// The session's log failed verification: it is not replayed.
+    #[error(
+        "session {session:?} failed verification at event {seq}: {reason}; it was not replayed (to set the log aside and start the session fresh, use --on-tamper fresh)"
+    )]
+    Tampered {
+        /// The session.
+        session: String,
+        /// The first bad event.
+        seq: u64,
+        /// What is wrong there.
+        reason: String,
+    },
     /// The pipeline could not be built (settings, rules, tool schemas).
     #[error("pipeline: {0}")]
     Pipeline(#[from] PipelineError),
@@ -75,11 +87,52 @@ pub struct SessionConfig {
     pub store: Arc<dyn LogStore>,
     /// Boundary id recorded with new blocks (default `main`).
     pub boundary: String,
+    /// What to do when the log fails verification.
+    pub on_tamper: OnTamper,
+    /// How long to wait for another writer to let go of the session
+    /// (`None`: fail at once with "in use").
+    pub wait: Option<Duration>,
+}
+
+impl SessionConfig {
+    /// The session `name` in `store`: boundary `main`, refuse a tampered
+    /// log, do not wait for another writer.
+    pub fn new(name: impl Into<String>, store: Arc<dyn LogStore>) -> Self {
+        Self { name: name.into(), store, boundary: "main".into(), on_tamper: OnTamper::Refuse, wait: None }
+    }
+}
+
+/// What resuming does with a log that fails verification (a broken hash
+/// chain, or a head that does not match its newest rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnTamper {
+    /// Refuse to resume ([`ReplError::Tampered`]); nothing is replayed.
+    #[default]
+    Refuse,
+    /// Move the log aside (`<name>.tampered-<ms>`, kept for inspection) and
+    /// start the session fresh, saying so; nothing forged is replayed.
+    Fresh,
+}
+
+impl std::str::FromStr for OnTamper {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "refuse" => Ok(Self::Refuse),
+            "fresh" => Ok(Self::Fresh),
+            other => Err(format!("unknown --on-tamper value {other:?}: expected refuse or fresh")),
+        }
+    }
 }
 
 impl std::fmt::Debug for SessionConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionConfig").field("name", &self.name).field("boundary", &self.boundary).finish()
+        f.debug_struct("SessionConfig")
+            .field("name", &self.name)
+            .field("boundary", &self.boundary)
+            .field("on_tamper", &self.on_tamper)
+            .field("wait", &self.wait)
+            .finish()
     }
 }
 
@@ -358,10 +411,39 @@ impl Repl {
 
     /// Replay the session's recorded blocks (hydration `resume`): every
     /// capability is answered from the log, so no tool runs again.
+    ///
+    /// First the session's single-writer lease is taken (a live writer
+    /// elsewhere makes this fail, or wait), then the whole log is verified:
+    /// a broken chain or head is never replayed.
     async fn hydrate(&mut self, cfg: SessionConfig) -> Result<(), ReplError> {
+        let mut report = RestoreReport::default();
+        let (lease, taken) = {
+            let (store, name, wait) = (cfg.store.clone(), cfg.name.clone(), cfg.wait);
+            match tokio::task::spawn_blocking(move || Lease::acquire(store, &name, wait)).await {
+                Ok(r) => r?,
+                Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
+            }
+        };
+        if let LeaseTaken::TakenOver(holder) = taken {
+            report.notes.push(format!("took the session over from a stale writer ({holder})"));
+        }
+        let verdict = cfg.store.verify(&cfg.name)?;
+        if let Some(bad) = verdict.first_bad.filter(|_| !verdict.ok) {
+            match cfg.on_tamper {
+                OnTamper::Refuse => {
+                    return Err(ReplError::Tampered { session: cfg.name.clone(), seq: bad.seq, reason: bad.reason })
+                }
+                OnTamper::Fresh => {
+                    let aside = cfg.store.quarantine(&cfg.name)?;
+                    report.notes.push(format!(
+                        "the session's log failed verification at event {} ({}); it was moved aside as {aside:?} and the session starts fresh: nothing was replayed",
+                        bad.seq, bad.reason
+                    ));
+                }
+            }
+        }
         let events = cfg.store.load(&cfg.name)?;
         let plan = player::plan(events, Duration::from_millis(MAX_TIMEOUT_MS));
-        let mut report = RestoreReport::default();
         for mut block in plan.blocks {
             let tape = std::mem::take(&mut block.tape);
             let (result, observation) = self.run_block(&block.code, block.budget, EvalOptions::default(), tape).await?;
@@ -370,7 +452,7 @@ impl Repl {
         }
         report.summarize();
         let next_block = plan.next_block;
-        let recorder = Arc::new(SessionRecorder::new(cfg.store.clone(), cfg.name.clone()));
+        let recorder = Arc::new(SessionRecorder::leased(cfg.store.clone(), cfg.name.clone(), lease));
         self.session = Some(ActiveSession { recorder, next_block, boundary: cfg.boundary });
         self.restore = Some(report);
         Ok(())
@@ -520,7 +602,12 @@ impl Repl {
                 stack: String::new(),
             })
         } else {
-            error
+            // The error's parts are capped like results (same cap, same marker).
+            error.map(|e| ScriptError {
+                name: cap_text(e.name, self.limits.text_cap),
+                message: cap_text(e.message, self.limits.text_cap),
+                stack: cap_text(e.stack, self.limits.text_cap),
+            })
         };
         let result = value_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
         EvalResult {

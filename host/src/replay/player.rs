@@ -48,6 +48,8 @@ pub struct RestoreReport {
     pub blocks: Vec<BlockVerdict>,
     /// One-line summary.
     pub summary: String,
+    /// What else resuming did: a lease takeover, a tampered log set aside.
+    pub notes: Vec<String>,
 }
 
 /// What re-evaluating one block gave.
@@ -108,6 +110,8 @@ pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
             match e {
                 Event::Begin { code: c, .. } => code = Some(c),
                 Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
+                // A lease takeover is a note of the store, not a boundary event.
+                Event::Takeover { .. } => {}
                 other => body.push(other),
             }
         }

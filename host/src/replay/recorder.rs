@@ -1,16 +1,108 @@
 //! Writes a live session's boundary events to a [`LogStore`]: buffered, and
-//! flushed durably whenever an intent must be on disk before a call runs.
+//! flushed durably whenever an intent must be on disk before a call runs;
+//! and holds the session's single-writer lease ([`Lease`]) while it does.
 
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::log::Event;
-use super::store::LogStore;
+use super::store::{LeaseOwner, LeaseTaken, LogStore, StoreError};
 use crate::runtime::{RecordError, Recorder};
 
-/// Records one session's blocks.
+/// A lease nobody renewed for this long is stale and may be taken over.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
+/// How often a held lease's heartbeat is written.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(2);
+
+/// A held single-writer lease: a heartbeat thread renews it every
+/// [`HEARTBEAT_EVERY`]; dropping it stops the heartbeat and releases it.
+pub struct Lease {
+    store: Arc<dyn LogStore>,
+    session: String,
+    owner_id: String,
+    stop: Option<mpsc::Sender<()>>,
+    heartbeat: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease").field("session", &self.session).finish_non_exhaustive()
+    }
+}
+
+impl Lease {
+    /// Take `session`'s lease for this process. A live holder elsewhere
+    /// gives [`StoreError::SessionBusy`] at once, or, with `wait`, after
+    /// retrying until that much time has passed.
+    pub fn acquire(
+        store: Arc<dyn LogStore>,
+        session: &str,
+        wait: Option<Duration>,
+    ) -> Result<(Self, LeaseTaken), StoreError> {
+        let owner = LeaseOwner::this_process();
+        // `Some(None)`: wait as long as it takes.
+        let deadline = wait.map(|w| Instant::now().checked_add(w));
+        let taken = loop {
+            match store.acquire_lease(session, &owner, LEASE_TTL) {
+                Err(StoreError::SessionBusy { .. })
+                    if deadline.is_some_and(|d| d.is_none_or(|d| Instant::now() < d)) =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                other => break other?,
+            }
+        };
+        let (stop, ticks) = mpsc::channel::<()>();
+        let heartbeat = {
+            let (store, session, id) = (store.clone(), session.to_string(), owner.id.clone());
+            std::thread::Builder::new()
+                .name("wrepl-lease".into())
+                .spawn(move || loop {
+                    match ticks.recv_timeout(HEARTBEAT_EVERY) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            // A lost lease fences every later append; the
+                            // heartbeat has nothing more to do.
+                            if let Err(StoreError::LeaseLost { .. }) = store.renew_lease(&session, &id) {
+                                return;
+                            }
+                        }
+                        _ => return,
+                    }
+                })
+                .map_err(StoreError::Io)?
+        };
+        let lease = Self {
+            store,
+            session: session.to_string(),
+            owner_id: owner.id,
+            stop: Some(stop),
+            heartbeat: Some(heartbeat),
+        };
+        Ok((lease, taken))
+    }
+
+    /// The lease id appends are fenced with.
+    pub fn owner_id(&self) -> &str {
+        &self.owner_id
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(h) = self.heartbeat.take() {
+            let _ = h.join();
+        }
+        let _ = self.store.release_lease(&self.session, &self.owner_id);
+    }
+}
+
+/// Records one session's blocks, every append fenced by the session's lease.
 pub struct SessionRecorder {
     store: Arc<dyn LogStore>,
     session: String,
+    lease: Lease,
     state: Mutex<(u64, Vec<(u64, Event)>)>,
 }
 
@@ -21,9 +113,10 @@ impl std::fmt::Debug for SessionRecorder {
 }
 
 impl SessionRecorder {
-    /// A recorder appending to `session` in `store`.
-    pub fn new(store: Arc<dyn LogStore>, session: impl Into<String>) -> Self {
-        Self { store, session: session.into(), state: Mutex::new((0, Vec::new())) }
+    /// A recorder whose every append is fenced by `lease`: once the lease is
+    /// taken over, nothing more is written.
+    pub fn leased(store: Arc<dyn LogStore>, session: impl Into<String>, lease: Lease) -> Self {
+        Self { store, session: session.into(), lease, state: Mutex::new((0, Vec::new())) }
     }
 
     /// Events recorded from now on belong to block `block`.
@@ -37,7 +130,9 @@ impl SessionRecorder {
         if st.1.is_empty() {
             return Ok(());
         }
-        self.store.append(&self.session, &st.1).map_err(|e| RecordError::Storage(Box::new(e)))?;
+        self.store
+            .append_leased(&self.session, self.lease.owner_id(), &st.1)
+            .map_err(|e| RecordError::Storage(Box::new(e)))?;
         st.1.clear();
         Ok(())
     }

@@ -109,6 +109,7 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
                     _ => writeln!(out, "  => ok")?,
                 }
             }
+            Event::Takeover { previous } => writeln!(out, "lease taken over from {previous}")?,
             _ => {}
         }
     }

@@ -4,10 +4,16 @@
 //!
 //! ```text
 //! meta(key TEXT PRIMARY KEY, value TEXT)                 -- schema_version
-//! sessions(name TEXT PRIMARY KEY, created_at_ms INTEGER, log_version INTEGER)
+//! sessions(name TEXT PRIMARY KEY, created_at_ms INTEGER, log_version INTEGER,
+//!          head_events INTEGER, head_hash TEXT)           -- the recorded head
 //! events(session TEXT, seq INTEGER, block INTEGER, json TEXT, hash TEXT,
 //!        PRIMARY KEY(session, seq))
+//! leases(session TEXT PRIMARY KEY, owner TEXT, pid INTEGER, host TEXT,
+//!        boot_id TEXT, start_ticks INTEGER, since_ms INTEGER, heartbeat_ms INTEGER)
 //! ```
+//!
+//! Version 1 stores (no head, no leases) are migrated when opened: the head
+//! is taken from the newest row as it is then.
 //!
 //! The database runs in WAL mode with `synchronous=FULL` (a committed append
 //! is on disk when [`LogStore::append`] returns) and a 5 s busy timeout, so
@@ -16,20 +22,62 @@
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::chain::{canonical_json, link_hash};
 use super::log::{Event, StoredEvent, LOG_VERSION};
-use super::store::{validate_session_name, BadLink, LogStore, SessionInfo, StoreError, VerifyReport, SCHEMA_VERSION};
+use super::store::{
+    now_ms, validate_session_name, BadLink, Head, LeaseHolder, LeaseOwner, LeaseTaken, LogStore, SessionInfo,
+    StoreError, VerifyReport, MAX_SESSION_NAME, SCHEMA_VERSION,
+};
 
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)).unwrap_or(0)
-}
+/// The tables of a new store (the current schema).
+const CREATE_TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS sessions(
+        name TEXT PRIMARY KEY,
+        created_at_ms INTEGER,
+        log_version INTEGER,
+        head_events INTEGER NOT NULL DEFAULT 0,
+        head_hash TEXT NOT NULL DEFAULT '');
+    CREATE TABLE IF NOT EXISTS events(
+        session TEXT,
+        seq INTEGER,
+        block INTEGER,
+        json TEXT,
+        hash TEXT,
+        PRIMARY KEY(session, seq));
+    CREATE TABLE IF NOT EXISTS leases(
+        session TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        boot_id TEXT,
+        start_ticks INTEGER,
+        since_ms INTEGER,
+        heartbeat_ms INTEGER);";
+
+/// Version 1 to 2: the recorded head of every session, and the leases.
+const MIGRATE_1_TO_2: &str = "
+    ALTER TABLE sessions ADD COLUMN head_events INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN head_hash TEXT NOT NULL DEFAULT '';
+    UPDATE sessions SET
+        head_events = (SELECT COUNT(*) FROM events e WHERE e.session = sessions.name),
+        head_hash = COALESCE((SELECT hash FROM events e WHERE e.session = sessions.name ORDER BY seq DESC LIMIT 1), '');
+    CREATE TABLE IF NOT EXISTS leases(
+        session TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        boot_id TEXT,
+        start_ticks INTEGER,
+        since_ms INTEGER,
+        heartbeat_ms INTEGER);
+    UPDATE meta SET value = '2' WHERE key = 'schema_version';";
 
 fn to_u64(value: i64, session: &str, seq: Option<u64>, what: &str) -> Result<u64, StoreError> {
     u64::try_from(value).map_err(|_| StoreError::Corrupt {
@@ -65,12 +113,42 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, creating its parent
-    /// directory. Refuses databases with a newer schema version.
+    /// directory. Refuses databases with a newer schema version and migrates
+    /// older ones.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let conn = Connection::open(path)?;
+        Self::setup(Connection::open(path)?, path)
+    }
+
+    /// Opens the store at `path` only if it exists and is a wrepl store:
+    /// read-only commands (`log`, `types --session`) never create one.
+    pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NoStore(path.to_path_buf()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let has_meta: bool = conn
+            .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n > 0)
+            .map_err(|e| match e {
+                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                    StoreError::NotAStore(path.to_path_buf())
+                }
+                e => StoreError::Sqlite(e),
+            })?;
+        if !has_meta {
+            return Err(StoreError::NotAStore(path.to_path_buf()));
+        }
+        Self::setup(conn, path)
+    }
+
+    fn setup(conn: Connection, path: &Path) -> Result<Self, StoreError> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -100,19 +178,7 @@ impl SqliteStore {
             tx.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()?;
         match found {
             None => {
-                tx.execute_batch(
-                    "CREATE TABLE IF NOT EXISTS sessions(
-                         name TEXT PRIMARY KEY,
-                         created_at_ms INTEGER,
-                         log_version INTEGER);
-                     CREATE TABLE IF NOT EXISTS events(
-                         session TEXT,
-                         seq INTEGER,
-                         block INTEGER,
-                         json TEXT,
-                         hash TEXT,
-                         PRIMARY KEY(session, seq));",
-                )?;
+                tx.execute_batch(CREATE_TABLES)?;
                 tx.execute(
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)",
                     params![SCHEMA_VERSION.to_string()],
@@ -125,8 +191,10 @@ impl SqliteStore {
                     seq: None,
                     reason: format!("unreadable schema_version {text:?}"),
                 })?;
-                if version != SCHEMA_VERSION {
-                    return Err(StoreError::VersionMismatch { found: version, supported: SCHEMA_VERSION });
+                match version {
+                    SCHEMA_VERSION => {}
+                    1 => tx.execute_batch(MIGRATE_1_TO_2)?,
+                    found => return Err(StoreError::VersionMismatch { found, supported: SCHEMA_VERSION }),
                 }
             }
         }
@@ -167,6 +235,101 @@ fn load_rows(conn: &Connection, session: &str) -> Result<Vec<Row>, StoreError> {
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
+/// Events with their canonical JSON, encoded before any lock is taken.
+fn encode(events: &[(u64, Event)]) -> Result<Vec<(u64, String, &Event)>, StoreError> {
+    events.iter().map(|(block, event)| Ok((*block, canonical_json(event)?, event))).collect()
+}
+
+/// The session's recorded head (`None`: no such session).
+fn read_head(conn: &Connection, session: &str) -> Result<Option<Head>, StoreError> {
+    let found: Option<(i64, String)> = conn
+        .query_row("SELECT head_events, head_hash FROM sessions WHERE name = ?1", [session], |r| {
+            Ok((r.get::<_, Option<i64>>(0)?.unwrap_or(0), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
+        })
+        .optional()?;
+    found
+        .map(|(events, hash)| Ok(Head { events: to_u64(events, session, None, "head event count")?, hash }))
+        .transpose()
+}
+
+/// Append inside an open write transaction: continue the chain after the
+/// newest row, which must be the recorded head (a log whose newest rows are
+/// gone is not extended), then move the head.
+fn append_in(
+    tx: &Transaction<'_>,
+    session: &str,
+    encoded: Vec<(u64, String, &Event)>,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    if session_log_version(tx, session)?.is_none() {
+        tx.execute(
+            "INSERT INTO sessions(name, created_at_ms, log_version) VALUES (?1, ?2, ?3)",
+            params![session, i64::try_from(now_ms()).unwrap_or(i64::MAX), i64::from(LOG_VERSION)],
+        )?;
+    }
+    let head = read_head(tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
+    let last: Option<(i64, i64, Option<String>)> = tx
+        .query_row("SELECT seq, block, hash FROM events WHERE session = ?1 ORDER BY seq DESC LIMIT 1", [session], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let (mut seq, mut prev_block, mut prev_hash) = match last {
+        None => (0u64, None, String::new()),
+        Some((seq, block, hash)) => {
+            let seq = to_u64(seq, session, None, "seq")?;
+            let block = to_u64(block, session, Some(seq), "block")?;
+            let next = seq.checked_add(1).ok_or_else(|| StoreError::Corrupt {
+                session: session.to_string(),
+                seq: Some(seq),
+                reason: "sequence number exhausted".into(),
+            })?;
+            (next, Some(block), hash.unwrap_or_default())
+        }
+    };
+    if head.events != seq || head.hash != prev_hash {
+        return Err(StoreError::Corrupt {
+            session: session.to_string(),
+            seq: Some(seq),
+            reason: format!(
+                "the newest stored event does not match the session's recorded head ({} events ending in {:?}, found {seq}); the log was truncated or altered",
+                head.events,
+                short_hash(&head.hash)
+            ),
+        });
+    }
+    let mut stored = Vec::with_capacity(encoded.len());
+    {
+        let mut insert =
+            tx.prepare_cached("INSERT INTO events(session, seq, block, json, hash) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        for (block, json, event) in encoded {
+            let invalid = |reason: String| StoreError::InvalidBlock { session: session.to_string(), block, reason };
+            if let Some(prev) = prev_block.filter(|prev| block < *prev) {
+                return Err(invalid(format!("goes backwards (previous event is in block {prev})")));
+            }
+            let block_sql = i64::try_from(block).map_err(|_| invalid("exceeds i64::MAX".into()))?;
+            let seq_sql = i64::try_from(seq).map_err(|_| StoreError::Corrupt {
+                session: session.to_string(),
+                seq: Some(seq),
+                reason: "sequence number exhausted".into(),
+            })?;
+            let hash = link_hash(&prev_hash, block, seq, &json);
+            insert.execute(params![session, seq_sql, block_sql, json, hash])?;
+            stored.push(StoredEvent { block, seq, event: event.clone(), hash: hash.clone() });
+            prev_hash = hash;
+            prev_block = Some(block);
+            seq += 1;
+        }
+    }
+    tx.execute(
+        "UPDATE sessions SET head_events = ?1, head_hash = ?2 WHERE name = ?3",
+        params![i64::try_from(seq).unwrap_or(i64::MAX), prev_hash, session],
+    )?;
+    Ok(stored)
+}
+
+fn short_hash(h: &str) -> &str {
+    &h[..h.len().min(12)]
+}
+
 impl LogStore for SqliteStore {
     fn file_path(&self) -> Option<&Path> {
         self.path.as_deref()
@@ -174,64 +337,156 @@ impl LogStore for SqliteStore {
 
     fn append(&self, session: &str, events: &[(u64, Event)]) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
-        // Encode before taking the write lock.
-        let encoded = events
-            .iter()
-            .map(|(block, event)| Ok((*block, canonical_json(event)?, event)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let encoded = encode(events)?;
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if session_log_version(&tx, session)?.is_none() {
-            tx.execute(
-                "INSERT INTO sessions(name, created_at_ms, log_version) VALUES (?1, ?2, ?3)",
-                params![session, i64::try_from(now_ms()).unwrap_or(i64::MAX), i64::from(LOG_VERSION)],
-            )?;
-        }
-        let last: Option<(i64, i64, Option<String>)> = tx
-            .query_row(
-                "SELECT seq, block, hash FROM events WHERE session = ?1 ORDER BY seq DESC LIMIT 1",
-                [session],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        let (mut seq, mut prev_block, mut prev_hash) = match last {
-            None => (0u64, None, String::new()),
-            Some((seq, block, hash)) => {
-                let seq = to_u64(seq, session, None, "seq")?;
-                let block = to_u64(block, session, Some(seq), "block")?;
-                let next = seq.checked_add(1).ok_or_else(|| StoreError::Corrupt {
-                    session: session.to_string(),
-                    seq: Some(seq),
-                    reason: "sequence number exhausted".into(),
-                })?;
-                (next, Some(block), hash.unwrap_or_default())
-            }
-        };
-        let mut stored = Vec::with_capacity(encoded.len());
-        {
-            let mut insert =
-                tx.prepare_cached("INSERT INTO events(session, seq, block, json, hash) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-            for (block, json, event) in encoded {
-                let invalid = |reason: String| StoreError::InvalidBlock { session: session.to_string(), block, reason };
-                if let Some(prev) = prev_block.filter(|prev| block < *prev) {
-                    return Err(invalid(format!("goes backwards (previous event is in block {prev})")));
-                }
-                let block_sql = i64::try_from(block).map_err(|_| invalid("exceeds i64::MAX".into()))?;
-                let seq_sql = i64::try_from(seq).map_err(|_| StoreError::Corrupt {
-                    session: session.to_string(),
-                    seq: Some(seq),
-                    reason: "sequence number exhausted".into(),
-                })?;
-                let hash = link_hash(&prev_hash, block, seq, &json);
-                insert.execute(params![session, seq_sql, block_sql, json, hash])?;
-                stored.push(StoredEvent { block, seq, event: event.clone(), hash: hash.clone() });
-                prev_hash = hash;
-                prev_block = Some(block);
-                seq += 1;
-            }
-        }
+        let stored = append_in(&tx, session, encoded)?;
         tx.commit()?;
         Ok(stored)
+    }
+
+    fn append_leased(
+        &self,
+        session: &str,
+        owner_id: &str,
+        events: &[(u64, Event)],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        validate_session_name(session)?;
+        let encoded = encode(events)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let holder: Option<(String, i64, String)> = tx
+            .query_row("SELECT owner, pid, host FROM leases WHERE session = ?1", [session], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                ))
+            })
+            .optional()?;
+        match holder {
+            Some((owner, ..)) if owner == owner_id => {}
+            Some((_, pid, host)) => {
+                return Err(StoreError::LeaseLost { session: session.to_string(), by: format!("pid {pid} on {host}") })
+            }
+            None => return Err(StoreError::LeaseLost { session: session.to_string(), by: "nobody".into() }),
+        }
+        let stored = append_in(&tx, session, encoded)?;
+        tx.commit()?;
+        Ok(stored)
+    }
+
+    fn head(&self, session: &str) -> Result<Option<Head>, StoreError> {
+        validate_session_name(session)?;
+        let conn = self.lock();
+        read_head(&conn, session)
+    }
+
+    fn acquire_lease(&self, session: &str, owner: &LeaseOwner, ttl: Duration) -> Result<LeaseTaken, StoreError> {
+        validate_session_name(session)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = now_ms();
+        let found: Option<(String, LeaseHolder, String, u64)> = tx
+            .query_row(
+                "SELECT owner, pid, host, boot_id, start_ticks, since_ms, heartbeat_ms FROM leases WHERE session = ?1",
+                [session],
+                |r| {
+                    let int = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        LeaseHolder {
+                            pid: u32::try_from(int(1)?).unwrap_or(0),
+                            host: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                            since_ms: int(5)?,
+                            heartbeat_ms: int(6)?,
+                        },
+                        r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        int(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let taken = match found {
+            None => LeaseTaken::Free,
+            Some((id, ..)) if id == owner.id => LeaseTaken::Free,
+            Some((_, holder, boot_id, ticks)) => {
+                let expired = holder.heartbeat_ms.saturating_add(ttl.as_millis() as u64) < now;
+                let dead = owner.sees_dead(&boot_id, holder.pid, ticks);
+                if !expired && !dead {
+                    return Err(StoreError::SessionBusy { session: session.to_string(), holder });
+                }
+                let why = if dead { "its process is gone" } else { "no heartbeat within the lease's time to live" };
+                let previous = format!("{holder}: {why}");
+                let block: i64 =
+                    tx.query_row("SELECT COALESCE(MAX(block), 0) FROM events WHERE session = ?1", [session], |r| {
+                        r.get(0)
+                    })?;
+                let block = to_u64(block, session, None, "block")?;
+                let note = Event::Takeover { previous };
+                append_in(&tx, session, encode(&[(block, note)])?)?;
+                LeaseTaken::TakenOver(holder)
+            }
+        };
+        let now_sql = i64::try_from(now).unwrap_or(i64::MAX);
+        tx.execute(
+            "INSERT OR REPLACE INTO leases(session, owner, pid, host, boot_id, start_ticks, since_ms, heartbeat_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            params![
+                session,
+                owner.id,
+                i64::from(owner.pid),
+                owner.host,
+                owner.boot_id,
+                i64::try_from(owner.start_ticks).unwrap_or(0),
+                now_sql
+            ],
+        )?;
+        tx.commit()?;
+        Ok(taken)
+    }
+
+    fn renew_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
+        let conn = self.lock();
+        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        let n = conn.execute(
+            "UPDATE leases SET heartbeat_ms = ?1 WHERE session = ?2 AND owner = ?3",
+            params![now, session, owner_id],
+        )?;
+        if n == 1 {
+            return Ok(());
+        }
+        let by: Option<(i64, String)> = conn
+            .query_row("SELECT pid, host FROM leases WHERE session = ?1", [session], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?.unwrap_or(0), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
+            })
+            .optional()?;
+        let by = by.map(|(pid, host)| format!("pid {pid} on {host}")).unwrap_or_else(|| "nobody".into());
+        Err(StoreError::LeaseLost { session: session.to_string(), by })
+    }
+
+    fn release_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
+        let conn = self.lock();
+        conn.execute("DELETE FROM leases WHERE session = ?1 AND owner = ?2", params![session, owner_id])?;
+        Ok(())
+    }
+
+    fn quarantine(&self, session: &str) -> Result<String, StoreError> {
+        validate_session_name(session)?;
+        let suffix = format!(".tampered-{}", now_ms());
+        let keep = crate::text::floor_char_boundary(session, MAX_SESSION_NAME - suffix.len());
+        let mut target = format!("{}{suffix}", &session[..keep]);
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut n = 0;
+        while tx.query_row("SELECT COUNT(*) FROM sessions WHERE name = ?1", [&target], |r| r.get::<_, i64>(0))? > 0 {
+            n += 1;
+            target = format!("{}{suffix}-{n}", &session[..keep.saturating_sub(4)]);
+        }
+        tx.execute("UPDATE events SET session = ?1 WHERE session = ?2", [&target, session])?;
+        tx.execute("UPDATE sessions SET name = ?1 WHERE name = ?2", [&target, session])?;
+        tx.commit()?;
+        Ok(target)
     }
 
     fn load(&self, session: &str) -> Result<Vec<StoredEvent>, StoreError> {
@@ -295,8 +550,10 @@ impl LogStore for SqliteStore {
             if session_log_version(&tx, session)?.is_none() {
                 return Ok(VerifyReport { events: 0, ok: true, first_bad: None });
             }
-            load_rows(&tx, session)?
+            let head = read_head(&tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
+            (load_rows(&tx, session)?, head)
         };
+        let (rows, head) = rows;
         let events = rows.len() as u64;
         let bad =
             |seq: u64, reason: String| Ok(VerifyReport { events, ok: false, first_bad: Some(BadLink { seq, reason }) });
@@ -321,6 +578,17 @@ impl LogStore for SqliteStore {
             }
             prev_hash = row.hash;
             prev_block = Some(block);
+        }
+        if head.events != events || head.hash != prev_hash {
+            return bad(
+                events.min(head.events),
+                format!(
+                    "the session's recorded head says {} events ending in {:?}, the log has {events} ending in {:?}: its newest events were removed or altered",
+                    head.events,
+                    short_hash(&head.hash),
+                    short_hash(&prev_hash)
+                ),
+            );
         }
         Ok(VerifyReport { events, ok: true, first_bad: None })
     }
@@ -551,9 +819,9 @@ mod tests {
     fn newer_schema_refused() {
         let (_dir, path) = temp_db();
         SqliteStore::open(&path).unwrap().append("s", &[(0, call(0))]).unwrap();
-        raw(&path).execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'", []).unwrap();
+        raw(&path).execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'", []).unwrap();
         let err = SqliteStore::open(&path).unwrap_err();
-        assert!(matches!(err, StoreError::VersionMismatch { found: 2, supported: 1 }), "{err}");
+        assert!(matches!(err, StoreError::VersionMismatch { found: 3, supported: 2 }), "{err}");
         raw(&path).execute("UPDATE meta SET value = 'x' WHERE key = 'schema_version'", []).unwrap();
         assert!(matches!(SqliteStore::open(&path).unwrap_err(), StoreError::Corrupt { .. }));
     }
@@ -618,5 +886,158 @@ mod tests {
         assert_eq!(loaded.len(), 200);
         assert!(loaded.iter().enumerate().all(|(i, e)| e.seq == i as u64));
         assert_eq!(shared.verify("c").unwrap(), VerifyReport { events: 200, ok: true, first_bad: None });
+    }
+
+    #[test]
+    fn truncating_the_newest_rows_is_detected_and_not_extended() {
+        let (_dir, path) = seeded();
+        raw(&path).execute("DELETE FROM events WHERE session = 's' AND seq >= 24", []).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        let report = store.verify("s").unwrap();
+        assert!(!report.ok);
+        let bad = report.first_bad.unwrap();
+        assert_eq!(bad.seq, 24);
+        assert!(bad.reason.contains("30 events") && bad.reason.contains("removed"), "{}", bad.reason);
+        // Appending would hide the truncation: refused, nothing written.
+        let err = store.append("s", &[(5, call(9))]).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+        assert_eq!(store.load("s").unwrap().len(), 24);
+        assert_eq!(store.head("s").unwrap(), Some(Head { events: 30, hash: store.head("s").unwrap().unwrap().hash }));
+        assert_eq!(store.head("nosuch").unwrap(), None);
+    }
+
+    #[test]
+    fn version_1_stores_are_migrated_with_their_head() {
+        let (_dir, path) = temp_db();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        {
+            // A store as version 1 wrote it.
+            let conn = raw(&path);
+            conn.execute_batch(
+                "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+                 INSERT INTO meta VALUES ('schema_version', '1');
+                 CREATE TABLE sessions(name TEXT PRIMARY KEY, created_at_ms INTEGER, log_version INTEGER);
+                 CREATE TABLE events(session TEXT, seq INTEGER, block INTEGER, json TEXT, hash TEXT, PRIMARY KEY(session, seq));
+                 INSERT INTO sessions VALUES ('old', 1, 1);",
+            )
+            .unwrap();
+            let mut prev = String::new();
+            for seq in 0..3u64 {
+                let json = canonical_json(&call(seq as u32)).unwrap();
+                let hash = link_hash(&prev, 0, seq, &json);
+                conn.execute("INSERT INTO events VALUES ('old', ?1, 0, ?2, ?3)", params![seq as i64, json, hash])
+                    .unwrap();
+                prev = hash;
+            }
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.verify("old").unwrap(), VerifyReport { events: 3, ok: true, first_bad: None });
+        assert_eq!(store.head("old").unwrap().unwrap().events, 3);
+        store.append("old", &[(1, call(7))]).unwrap();
+        assert!(store.verify("old").unwrap().ok);
+        let version: String =
+            raw(&path).query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, "2");
+    }
+
+    #[test]
+    fn read_only_opens_never_create_a_store() {
+        let (dir, path) = temp_db();
+        let err = SqliteStore::open_existing(&path).unwrap_err();
+        assert!(matches!(err, StoreError::NoStore(_)), "{err}");
+        assert!(!path.exists() && !path.parent().unwrap().exists());
+        let junk = dir.path().join("junk");
+        std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
+        assert!(matches!(SqliteStore::open_existing(&junk).unwrap_err(), StoreError::NotAStore(_)));
+        let other = dir.path().join("other.sqlite3");
+        raw(&other).execute_batch("CREATE TABLE t(x);").unwrap();
+        assert!(matches!(SqliteStore::open_existing(&other).unwrap_err(), StoreError::NotAStore(_)));
+        SqliteStore::open(&path).unwrap().append("s", &[(0, call(0))]).unwrap();
+        assert_eq!(SqliteStore::open_existing(&path).unwrap().load("s").unwrap().len(), 1);
+    }
+
+    fn owner(id: &str) -> LeaseOwner {
+        LeaseOwner { id: id.into(), ..LeaseOwner::this_process() }
+    }
+
+    #[test]
+    fn one_writer_per_session() {
+        let (_dir, path) = temp_db();
+        let a = SqliteStore::open(&path).unwrap();
+        let b = SqliteStore::open(&path).unwrap();
+        let ttl = Duration::from_secs(60);
+        assert_eq!(a.acquire_lease("s", &owner("A"), ttl).unwrap(), LeaseTaken::Free);
+        // Taking one's own lease again is fine; another live owner is refused.
+        assert_eq!(a.acquire_lease("s", &owner("A"), ttl).unwrap(), LeaseTaken::Free);
+        let err = b.acquire_lease("s", &owner("B"), ttl).unwrap_err();
+        let StoreError::SessionBusy { holder, .. } = &err else { panic!("{err}") };
+        assert_eq!(holder.pid, std::process::id());
+        assert!(err.to_string().contains(&format!("pid {}", std::process::id())), "{err}");
+        // Other sessions are independent.
+        assert_eq!(b.acquire_lease("t", &owner("B"), ttl).unwrap(), LeaseTaken::Free);
+        // Only the holder appends through the lease.
+        a.append_leased("s", "A", &[(0, call(0))]).unwrap();
+        let err = b.append_leased("s", "B", &[(0, call(1))]).unwrap_err();
+        assert!(matches!(err, StoreError::LeaseLost { .. }), "{err}");
+        a.renew_lease("s", "A").unwrap();
+        assert!(matches!(b.renew_lease("s", "B").unwrap_err(), StoreError::LeaseLost { .. }));
+        // Releasing someone else's lease does nothing; the holder's frees it.
+        b.release_lease("s", "B").unwrap();
+        assert!(b.acquire_lease("s", &owner("B"), ttl).is_err());
+        a.release_lease("s", "A").unwrap();
+        assert_eq!(b.acquire_lease("s", &owner("B"), ttl).unwrap(), LeaseTaken::Free);
+        assert_eq!(b.load("s").unwrap().len(), 1, "no takeover was recorded");
+    }
+
+    #[test]
+    fn stale_leases_are_taken_over_and_the_takeover_is_logged() {
+        let (_dir, path) = temp_db();
+        let store = SqliteStore::open(&path).unwrap();
+        store.append("s", &block_events(0)).unwrap();
+        // A holder whose heartbeat is older than the time to live.
+        store.acquire_lease("s", &owner("old"), Duration::from_secs(60)).unwrap();
+        raw(&path).execute("UPDATE leases SET heartbeat_ms = heartbeat_ms - 120000", []).unwrap();
+        let taken = store.acquire_lease("s", &owner("new"), Duration::from_secs(60)).unwrap();
+        assert!(matches!(taken, LeaseTaken::TakenOver(ref h) if h.pid == std::process::id()), "{taken:?}");
+        let events = store.load("s").unwrap();
+        let Event::Takeover { previous } = &events.last().unwrap().event else { panic!("{events:?}") };
+        assert!(previous.contains("no heartbeat"), "{previous}");
+        assert_eq!(events.last().unwrap().block, 0);
+        assert!(store.verify("s").unwrap().ok);
+        // The old holder can no longer write.
+        let err = store.append_leased("s", "old", &[(1, call(1))]).unwrap_err();
+        assert!(matches!(err, StoreError::LeaseLost { .. }), "{err}");
+
+        // A holder on this machine whose process is gone, with a fresh heartbeat.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = child.id();
+        child.wait().unwrap();
+        let dead = LeaseOwner { id: "dead".into(), pid: dead_pid, ..LeaseOwner::this_process() };
+        store.release_lease("s", "new").unwrap();
+        store.acquire_lease("s", &dead, Duration::from_secs(60)).unwrap();
+        let taken = store.acquire_lease("s", &owner("next"), Duration::from_secs(60)).unwrap();
+        assert!(matches!(taken, LeaseTaken::TakenOver(ref h) if h.pid == dead_pid), "{taken:?}");
+        let events = store.load("s").unwrap();
+        let Event::Takeover { previous } = &events.last().unwrap().event else { panic!("{events:?}") };
+        assert!(previous.contains("process is gone"), "{previous}");
+        // The same pid on another machine is judged by its heartbeat only.
+        let remote = LeaseOwner { boot_id: "another-boot".into(), ..dead };
+        assert!(!LeaseOwner::this_process().sees_dead(&remote.boot_id, dead_pid, 0));
+    }
+
+    #[test]
+    fn quarantine_keeps_the_evidence_and_frees_the_name() {
+        let (_dir, path) = seeded();
+        let store = SqliteStore::open(&path).unwrap();
+        let aside = store.quarantine("s").unwrap();
+        assert!(aside.starts_with("s.tampered-"), "{aside}");
+        assert_eq!(store.load(&aside).unwrap().len(), 30);
+        assert!(store.verify(&aside).unwrap().ok);
+        assert_eq!(store.head("s").unwrap(), None);
+        assert_eq!(store.append("s", &[(0, call(0))]).unwrap()[0].seq, 0);
+        let long = "n".repeat(MAX_SESSION_NAME);
+        store.append(&long, &[(0, call(0))]).unwrap();
+        let aside = store.quarantine(&long).unwrap();
+        assert!(aside.len() <= MAX_SESSION_NAME && validate_session_name(&aside).is_ok(), "{aside}");
     }
 }

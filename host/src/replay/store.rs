@@ -10,8 +10,9 @@ use super::log::{Event, StoredEvent};
 pub use super::chain::{canonical_json, fingerprint, link_hash};
 pub use super::sqlite::SqliteStore;
 
-/// Version of the database layout this build reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the database layout this build reads and writes (version 1
+/// stores are migrated when opened).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Longest accepted session name, in characters.
 pub const MAX_SESSION_NAME: usize = 128;
@@ -77,6 +78,138 @@ pub enum StoreError {
     /// An event could not be encoded as JSON.
     #[error("encoding event: {0}")]
     Encode(#[from] serde_json::Error),
+    /// A read-only command named a store file that does not exist (it is
+    /// never created by reading).
+    #[error("no session store at {0}")]
+    NoStore(PathBuf),
+    /// The file exists but is not a wrepl session store.
+    #[error("{0} is not a wrepl session store")]
+    NotAStore(PathBuf),
+    /// Another live writer holds the session's lease.
+    #[error("session {session:?} is in use by {holder}")]
+    SessionBusy {
+        /// The session.
+        session: String,
+        /// Who holds it (pid, host, since when).
+        holder: LeaseHolder,
+    },
+    /// This writer's lease was taken over (it was stale: no heartbeat within
+    /// its time to live), so it may no longer append.
+    #[error("the lease on session {session:?} was lost (taken over by {by}); nothing more is recorded")]
+    LeaseLost {
+        /// The session.
+        session: String,
+        /// Who holds the session now (or "nobody").
+        by: String,
+    },
+}
+
+/// Who holds (or last held) a session's writer lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// Process id of the holder.
+    pub pid: u32,
+    /// Host name of the holder's machine.
+    pub host: String,
+    /// When the lease was taken, milliseconds since the Unix epoch.
+    pub since_ms: u64,
+    /// Last heartbeat, milliseconds since the Unix epoch.
+    pub heartbeat_ms: u64,
+}
+
+impl std::fmt::Display for LeaseHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ago = |ms: u64| now_ms().saturating_sub(ms) as f64 / 1000.0;
+        write!(
+            f,
+            "pid {} on {} since {:.1} s ago (last heartbeat {:.1} s ago)",
+            self.pid,
+            self.host,
+            ago(self.since_ms),
+            ago(self.heartbeat_ms)
+        )
+    }
+}
+
+/// The identity a writer takes a session's lease with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseOwner {
+    /// A random id, unique to this lease.
+    pub id: String,
+    /// This process.
+    pub pid: u32,
+    /// This machine's host name.
+    pub host: String,
+    /// This machine's boot id (`/proc/sys/kernel/random/boot_id`): a pid is
+    /// only meaningful on the same machine and boot.
+    pub boot_id: String,
+    /// This process's start time in clock ticks since boot (from
+    /// `/proc/<pid>/stat`), so a reused pid is not mistaken for the holder.
+    pub start_ticks: u64,
+}
+
+impl LeaseOwner {
+    /// The identity of this process, with a fresh random lease id.
+    pub fn this_process() -> Self {
+        let pid = std::process::id();
+        let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+        Self {
+            id: format!("{}{}", crate::ids::short_id(), crate::ids::short_id()),
+            pid,
+            host: read("/proc/sys/kernel/hostname"),
+            boot_id: read("/proc/sys/kernel/random/boot_id"),
+            start_ticks: process_start_ticks(pid).unwrap_or(0),
+        }
+    }
+
+    /// Whether a holder recorded as (`boot_id`, `pid`, `start_ticks`) is
+    /// certainly dead: same machine and boot, and that pid is gone or is now
+    /// another process. A holder elsewhere is judged by its heartbeat alone.
+    pub fn sees_dead(&self, boot_id: &str, pid: u32, start_ticks: u64) -> bool {
+        if boot_id.is_empty() || boot_id != self.boot_id {
+            return false;
+        }
+        match process_start_ticks(pid) {
+            None => true,
+            Some(t) => start_ticks != 0 && t != start_ticks,
+        }
+    }
+}
+
+/// A process's start time (field 22 of `/proc/<pid>/stat`), `None` when the
+/// process does not exist.
+fn process_start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// What taking a lease found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseTaken {
+    /// Nobody held the session (or this owner already did).
+    Free,
+    /// A stale lease was taken over; the takeover is recorded in the log.
+    TakenOver(LeaseHolder),
+}
+
+/// The newest event of a session as the store records it separately from
+/// the rows, so that losing the newest rows is detected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// Number of events.
+    pub events: u64,
+    /// Hash of the newest event ("" when there is none).
+    pub hash: String,
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }
 
 fn corrupt_location(session: &str, seq: Option<u64>) -> String {
@@ -142,10 +275,48 @@ pub trait LogStore: Send + Sync {
 
     /// Recomputes `session`'s hash chain and reports the first broken link
     /// (modified, missing or reordered rows, hash mismatches, undecodable
-    /// events, blocks going backwards). A session that does not exist
-    /// verifies as ok with zero events. Truncation of the newest events is
-    /// not detectable from the chain alone.
+    /// events, blocks going backwards), then compares the newest row with
+    /// the session's recorded [`Head`] (count and hash), which catches the
+    /// newest rows being removed. A session that does not exist verifies as
+    /// ok with zero events (see [`LogStore::head`] to tell it apart).
     fn verify(&self, session: &str) -> Result<VerifyReport, StoreError>;
+
+    /// The session's recorded head, `None` when the session does not exist.
+    fn head(&self, session: &str) -> Result<Option<Head>, StoreError>;
+
+    /// Take the single-writer lease of `session` for `owner`. A lease held
+    /// by another owner is taken over only when it is stale: its heartbeat
+    /// is older than `ttl`, or its holder is a dead process of this machine.
+    /// A takeover appends a [`Event::Takeover`] to the log (in the same
+    /// transaction). A live holder gives [`StoreError::SessionBusy`].
+    fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &LeaseOwner,
+        ttl: std::time::Duration,
+    ) -> Result<LeaseTaken, StoreError>;
+
+    /// Refresh the heartbeat of `owner_id`'s lease; [`StoreError::LeaseLost`]
+    /// when the lease is no longer its own.
+    fn renew_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError>;
+
+    /// Give up `owner_id`'s lease (nothing happens when it is not its own).
+    fn release_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError>;
+
+    /// [`LogStore::append`] by the holder of the session's lease: in the same
+    /// transaction, the lease must still be `owner_id`'s, else nothing is
+    /// written and the error is [`StoreError::LeaseLost`].
+    fn append_leased(
+        &self,
+        session: &str,
+        owner_id: &str,
+        events: &[(u64, Event)],
+    ) -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// Move a session's events aside under a new name (`<name>.tampered-<n>`,
+    /// returned), so that a fresh log can start under the old name while the
+    /// evidence is kept.
+    fn quarantine(&self, session: &str) -> Result<String, StoreError>;
 
     /// Removes `session` and all its events (no error if it does not exist).
     fn delete(&self, session: &str) -> Result<(), StoreError>;

@@ -83,6 +83,12 @@ pub enum Event {
         #[serde(default)]
         stopped: bool,
     },
+    /// A writer took the session over from a stale lease holder (written by
+    /// the store; not part of any evaluation's tape).
+    Takeover {
+        /// The previous holder and why its lease was stale.
+        previous: String,
+    },
 }
 
 /// Why a [`Recorder`] could not record an event.
@@ -170,6 +176,7 @@ pub(crate) fn describe(e: Option<&Event>) -> String {
         Some(Event::Random { .. }) => "a random draw".into(),
         Some(Event::Begin { .. }) => "the start of a block".into(),
         Some(Event::End { .. }) => "the end of the block".into(),
+        Some(Event::Takeover { .. }) => "a lease takeover".into(),
     }
 }
 

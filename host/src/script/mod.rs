@@ -92,13 +92,16 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     if code.len() > limits.max_bytes {
         return Err(ScriptRejected::TooLarge { len: code.len(), limit: limits.max_bytes });
     }
+    // The nesting limit holds on both paths, so deep code is refused with
+    // the same message whether or not it needs rewriting (the guest's own
+    // parser would otherwise stop it with an unrelated syntax error).
+    check_nesting(code, limits.max_nesting)?;
     // Fast path: nothing to rewrite and nothing that could load a module.
     // A backslash may spell any of these words with unicode escapes
     // (`\u0072equire`), so such code always takes the parser path.
     if !mentions_any(code, &["let", "const", "class", "import", "export", "require", "\\"]) {
         return Ok(code.to_string());
     }
-    check_nesting(code, limits.max_nesting)?;
     // Parsing and walking recurse with the code's nesting. Constructs the
     // pre-scan cannot bound (long `a ? b : c ? ...`, `x => y => ...` or
     // `a = b = ...` chains) need up to ~256 bytes of stack per byte of code
@@ -430,6 +433,11 @@ mod tests {
                 Err(ScriptRejected::TooDeep { .. }) => {}
                 other => panic!("expected TooDeep, got {:?}", other.map(|s| s.len())),
             }
+        }
+        // Code that needs no rewriting gets the same limit and message.
+        for code in [format!("{}1{}", "[".repeat(5000), "]".repeat(5000)), format!("x = {}1}}", "{a:".repeat(5000))] {
+            let err = prepare(&code, &limits).unwrap_err();
+            assert!(err.to_string().contains("nests") && err.to_string().contains("limit is 1000"), "{err}");
         }
     }
 

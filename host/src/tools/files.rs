@@ -54,7 +54,13 @@ where
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
-    tokio::task::spawn_blocking(f).await.map_err(|e| ToolError::Failed(format!("the tool task failed: {e}")))?
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => {
+            Err(ToolError::Failed(format!("the tool panicked: {}", crate::text::panic_line(&*e.into_panic()))))
+        }
+        Err(e) => Err(ToolError::Failed(format!("the tool task failed: {e}"))),
+    }
 }
 
 /// The error a cancelled call returns.
@@ -619,7 +625,20 @@ fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: 
         }
         _ => {}
     }
-    let mut out = Vec::with_capacity(bytes.len() + hits.len() * new.len());
+    // Bound the result before allocating it: hits × (new − old) can be huge.
+    // The hits do not overlap, so `kept` cannot underflow.
+    let kept = bytes.len() - hits.len() * old.len();
+    let size = hits.len() as u128 * new.len() as u128 + kept as u128;
+    if size > u128::from(MAX_TEXT_BYTES) {
+        let n = hits.len();
+        return Err(ToolError::InvalidInput(format!(
+            "the edit would make {shown} {size} bytes ({n} replacement{} of {} bytes by {} bytes); Edit writes files up to {MAX_TEXT_BYTES} bytes",
+            if n == 1 { "" } else { "s" },
+            old.len(),
+            new.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(size as usize);
     let mut last = 0;
     for &h in &hits {
         out.extend_from_slice(&bytes[last..h]);
@@ -876,6 +895,33 @@ mod tests {
         let err =
             call(&Edit, &e, json!({"file_path": "missing", "old_string": "a", "new_string": "b"})).await.unwrap_err();
         assert!(matches!(err, ToolError::NotFound(_)));
+    }
+
+    #[tokio::test]
+    async fn edit_growth_is_bounded_before_allocating() {
+        // 1 MB of `a`, each replaced by 1 MB: 10^12 bytes, refused before any
+        // allocation (this used to abort the process).
+        let e = env();
+        let f = e.root.join("big.txt");
+        std::fs::write(&f, "a".repeat(1_000_000)).unwrap();
+        let big = "b".repeat(1_000_000);
+        let err =
+            call(&Edit, &e, json!({"file_path": "big.txt", "old_string": "a", "new_string": big, "replace_all": true}))
+                .await
+                .unwrap_err();
+        let ToolError::InvalidInput(m) = &err else { panic!("{err:?}") };
+        assert!(m.contains("1000000000000 bytes") && m.contains("1000000 replacements"), "{m}");
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), 1_000_000, "the file is untouched");
+        // Growth up to the limit is fine.
+        let out = call(
+            &Edit,
+            &e,
+            json!({"file_path": "big.txt", "old_string": "a", "new_string": "bb", "replace_all": true}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.value["replacements"], 1_000_000);
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), 2_000_000);
     }
 
     #[tokio::test]

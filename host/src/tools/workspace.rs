@@ -18,6 +18,11 @@ use super::ToolError;
 /// policy. It is called with absolute, normalized paths.
 pub type PathFilter = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
+/// Longest path a file tool accepts, in bytes: Linux's `PATH_MAX`. A longer
+/// path cannot be opened, and refusing it up front keeps the per-directory
+/// checks of [`Workspace::resolve`] from growing with a hostile path's depth.
+pub const MAX_PATH_BYTES: usize = 4096;
+
 /// A child name used to ask a [`PathFilter`] whether a directory's contents
 /// are hidden (so `dir/**` prunes `dir` itself).
 pub const PROBE_CHILD: &str = "__wrepl_search_probe__";
@@ -172,12 +177,21 @@ impl Workspace {
 
     /// Resolve `path` (absolute, or relative to `cwd`) to a root and a path
     /// inside it. Refuses paths that leave every root.
+    ///
+    /// Paths longer than [`MAX_PATH_BYTES`] are refused before any file
+    /// system work (no such path can be opened anyway).
     pub fn resolve(&self, cwd: &Path, path: &str) -> Result<Resolved, ToolError> {
         if path.is_empty() {
             return Err(ToolError::InvalidInput("the path is empty".into()));
         }
         if path.contains('\0') {
             return Err(ToolError::InvalidInput("the path contains a NUL byte".into()));
+        }
+        if path.len() > MAX_PATH_BYTES {
+            return Err(ToolError::InvalidInput(format!(
+                "the path is {} bytes long; the limit is {MAX_PATH_BYTES} (the kernel's PATH_MAX)",
+                path.len()
+            )));
         }
         let p = Path::new(path);
         let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };

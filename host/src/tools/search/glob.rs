@@ -86,6 +86,7 @@ fn glob(
     path: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    check_glob(pattern)?;
     let search = ws.resolve_dir(cwd, path.unwrap_or("."))?;
     let mut heap: BinaryHeap<Reverse<(SystemTime, Reverse<PathBuf>)>> = BinaryHeap::new();
     let mut total = 0usize;

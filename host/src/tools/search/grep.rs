@@ -314,6 +314,7 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
             Some(g) if !g.trim().is_empty() => {
                 let mut ob = OverrideBuilder::new(&target.abs);
                 for g in split_globs(g) {
+                    check_glob(&g)?;
                     hidden |= mentions_hidden(&g);
                     ob.add(&g).map_err(|e| ToolError::InvalidInput(format!("invalid glob {g:?}: {e}")))?;
                 }

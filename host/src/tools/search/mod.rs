@@ -54,6 +54,29 @@ pub const GREP_MAX_ENTRIES: usize = 10_000;
 const GREP_HEAP_LIMIT: usize = 64 * 1024 * 1024;
 /// Ignore files larger than this are not read.
 const MAX_IGNORE_FILE: u64 = 1024 * 1024;
+/// Longest glob pattern (`Glob`'s pattern, each of `Grep`'s globs), in bytes.
+pub const MAX_GLOB_BYTES: usize = 1024;
+/// Most wildcard and class characters (`*`, `?`, `[`, `{`) in one glob: a
+/// glob becomes a regular expression whose size grows with them.
+pub const MAX_GLOB_WILDCARDS: usize = 64;
+
+/// Refuse a glob pattern too long or too complex to compile cheaply, before
+/// it reaches the glob compiler.
+pub(crate) fn check_glob(pattern: &str) -> Result<(), ToolError> {
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(ToolError::InvalidInput(format!(
+            "the glob pattern is {} bytes long; the limit is {MAX_GLOB_BYTES}",
+            pattern.len()
+        )));
+    }
+    let wild = pattern.bytes().filter(|b| matches!(b, b'*' | b'?' | b'[' | b'{')).count();
+    if wild > MAX_GLOB_WILDCARDS {
+        return Err(ToolError::InvalidInput(format!(
+            "the glob pattern has {wild} wildcard characters (*, ?, [, {{); the limit is {MAX_GLOB_WILDCARDS}"
+        )));
+    }
+    Ok(())
+}
 
 // ---------------------------------------------------------------------------
 // Walking
