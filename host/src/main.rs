@@ -41,7 +41,9 @@ fn main() -> ExitCode {
     match rt.block_on(cli::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("wrepl: {}", report(&e));
+            // Messages may quote stored or configured text (a forged log,
+            // a settings key): nothing in them may drive the terminal.
+            eprintln!("wrepl: {}", wrepl::terminal_safe(&report(&e)));
             ExitCode::from(2)
         }
     }

@@ -4,12 +4,10 @@
 //! eat the next one's budget, and the terminal only gets printable text.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Stdio};
 
-fn wrepl_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap()
-}
+use crate::support::{err_text, out, wrepl_in};
+use std::time::{Duration, Instant};
 
 fn spawn_in(dir: &Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_wrepl"))
@@ -20,14 +18,6 @@ fn spawn_in(dir: &Path, args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err_text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Waits (up to a minute) until some process holds `session`'s lease.
@@ -156,6 +146,9 @@ fn one_writer_per_session() {
     assert!(err_text(&o).contains(&format!("is in use by pid {pid}")), "{}", err_text(&o));
     // …or waits for it with --wait.
     let waiter = spawn_in(dir.path(), &["eval", "--wait", "--store", s, "--session", "w", "-e", "'second'"]);
+    // Let it start waiting (if it had not yet, the test only waits less).
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(waiter.id() > 0);
     std::fs::write(dir.path().join("go"), "").unwrap();
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success(), "{}", err_text(&first));
@@ -209,7 +202,10 @@ fn a_stopped_evaluation_does_not_spill_into_the_next() {
     }
     // Jobs the stopped snippet queued never run during a later one: the
     // counter they bump is the same in the second and the third snippet.
-    let flood = "for (let i = 0; i < 50000; i++) Promise.resolve().then(() => { globalThis.ran = (globalThis.ran || 0) + 1 }); while (true) {}";
+    // (More jobs than the 100,000 an earlier build drained after a stop;
+    // the rest ran after the next snippet's own code.)
+    let flood = "const bump = () => { globalThis.ran = (globalThis.ran || 0) + 1 }; \
+                 for (let i = 0; i < 150000; i++) queueMicrotask(bump); while (true) {}";
     let o = wrepl_in(
         dir.path(),
         &["eval", "--timeout", "300", "-e", flood, "-e", "globalThis.ran || 0", "-e", "globalThis.ran || 0"],
@@ -264,6 +260,12 @@ fn bad_settings_and_tool_panics_are_clear_errors() {
     assert!(err_text(&o).contains("settings: must be a JSON object, found an array"), "{}", err_text(&o));
     assert_eq!(err_text(&o).matches("must be a JSON object").count(), 1, "{}", err_text(&o));
     assert!(!dir.path().join("ran").exists());
+    // Error messages quote what they read; control characters in it are shown escaped.
+    std::fs::write(&settings, "{\"perm\\u001b]0;pwned\\u0007issions\": {}}").unwrap();
+    let o = wrepl_in(dir.path(), &["eval", "--settings", settings.to_str().unwrap(), "-e", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err_text(&o));
+    assert!(!err_text(&o).chars().any(|c| c.is_control() && c != '\n'), "{:?}", err_text(&o));
+    assert!(err_text(&o).contains("unknown field `perm\\x1b]0;pwned\\x07issions`"), "{}", err_text(&o));
 
     // A pathological glob is a tool error of a few lines, and the process lives on.
     let o = wrepl_in(dir.path(), &["eval", "-e", "await gl('*'.repeat(100000) + 'x')", "-e", "'alive'"]);

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 /// What the test client saw.
 #[derive(Default)]
-struct Seen {
+pub(crate) struct Seen {
     progress: Mutex<Vec<ProgressNotificationParam>>,
     list_changed: AtomicUsize,
     samplings: Mutex<Vec<CreateMessageRequestParams>>,
@@ -34,7 +34,7 @@ struct Seen {
 /// A client that can sample (answers from a script) and approves through
 /// elicitation whatever mentions `approve_word`.
 #[derive(Clone)]
-struct TestClient {
+pub(crate) struct TestClient {
     seen: Arc<Seen>,
     capable: bool,
     approve_word: &'static str,
@@ -100,7 +100,7 @@ impl ClientHandler for TestClient {
     }
 }
 
-fn client(capable: bool, approve_word: &'static str) -> TestClient {
+pub(crate) fn client(capable: bool, approve_word: &'static str) -> TestClient {
     TestClient { seen: Arc::new(Seen::default()), capable, approve_word }
 }
 

@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 use wrepl::replay::log::Event;
 use wrepl::replay::store::{LogStore, SqliteStore};
 
+use crate::mcp_server::{client, TestClient};
+
 /// A small deterministic PRNG (xorshift64*), so a failing run can be repeated.
 struct Rng(u64);
 
@@ -37,28 +39,40 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
     }
 }
 
-async fn repl(service: &RunningService<RoleClient, ()>, code: &str) -> CallToolResult {
+async fn repl<C: rmcp::service::Service<RoleClient>>(
+    service: &RunningService<RoleClient, C>,
+    code: &str,
+) -> CallToolResult {
+    tool(service, "repl", json!({"code": code})).await
+}
+
+async fn tool<C: rmcp::service::Service<RoleClient>>(
+    service: &RunningService<RoleClient, C>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
     tokio::time::timeout(
         Duration::from_secs(60),
-        service.call_tool(CallToolRequestParams::new("repl").with_arguments(args(json!({"code": code})))),
+        service.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args(arguments))),
     )
     .await
-    .expect("repl call timed out")
-    .expect("repl call failed at the protocol level")
+    .expect("tool call timed out")
+    .expect("tool call failed at the protocol level")
 }
 
 fn structured(r: &CallToolResult) -> Value {
     r.structured_content.clone().unwrap_or(Value::Null)
 }
 
-/// Start `wrepl serve` on stdio; returns the client and the server's pid.
-async fn start(root: &Path, store: &Path) -> (RunningService<RoleClient, ()>, u32) {
+/// Start `wrepl serve` on stdio; returns the client (it samples, and approves
+/// registered tools through elicitation) and the server's pid.
+async fn start(root: &Path, store: &Path) -> (RunningService<RoleClient, TestClient>, u32) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
     cmd.arg("serve").arg("--root").arg(root);
     cmd.args(["--allow", "Bash", "--allow", "Write", "--allow", "Edit", "--session", "crash", "--store"]).arg(store);
     let transport = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap().0;
     let pid = transport.id().expect("server pid");
-    let service = ().serve(transport).await.expect("MCP handshake");
+    let service = client(true, "registered").serve(transport).await.expect("MCP handshake");
     (service, pid)
 }
 
@@ -107,13 +121,20 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
         // The first call resumes the session: every earlier block is replayed, none re-runs.
         let r = repl(&service, "'resumed'").await;
         assert_eq!(structured(&r)["result"], json!("resumed"), "{r:?}");
+        if kill == 0 {
+            // A registered tool with a side effect of its own; replay restores it.
+            let code = "registerTool('bump', 'append a token', {type: 'object', properties: {t: {type: 'string'}}}, \
+                        async ({t}) => { await sh('echo ' + t + ' >> effects.log'); return t })";
+            let r = repl(&service, code).await;
+            assert_ne!(r.is_error, Some(true), "{r:?}");
+        }
         if kill > 0 {
             let blocks = structured(&r)["replay"]["blocks"].as_array().cloned().unwrap_or_default();
             assert!(!blocks.is_empty(), "restart {kill}: nothing was replayed: {r:?}");
             unknown_seen += blocks.iter().map(|b| b["outcome_unknown"].as_array().map_or(0, Vec::len)).sum::<usize>();
         }
         // A few complete evaluations, then one that is killed at a random point.
-        let complete = rng.below(if long_mode() { 6 } else { 3 }) as usize;
+        let complete = rng.below(if long_mode() { 8 } else { 3 }) as usize;
         for j in 0..=complete {
             let i = next_eval;
             next_eval += 1;
@@ -122,10 +143,21 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
             let code = format!(
                 "await sh('echo e{i}-a >> effects.log'); await put('w{i}.txt', 'w{i}'); \
                  await Edit({{file_path: 'ledger.txt', old_string: 'END', new_string: 'e{i}-c\\nEND'}}); \
+                 var h{i} = await haiku('h{i}'); \
                  await sh('sleep 0.0{d}; echo e{i}-b >> effects.log'); var v{i} = {i}",
                 d = rng.below(5)
             );
-            let call = repl(&service, &code);
+            // Some evaluations are followed by the model calling the registered tool.
+            let bump = rng.below(2) == 0;
+            let service = &service;
+            let call = async move {
+                let r = repl(service, &code).await;
+                if bump && r.is_error != Some(true) {
+                    let b = tool(service, "eval_registered__bump", json!({"t": format!("e{i}-r")})).await;
+                    assert_eq!(structured(&b)["result"], json!(format!("e{i}-r")), "{b:?}");
+                }
+                r
+            };
             if j == complete {
                 // kill somewhere inside this evaluation (or just before/after it)
                 let delay = Duration::from_millis(rng.below(60));
@@ -155,9 +187,10 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
     // Final restart: the variables of completed evaluations are back.
     let (service, _) = start(&root, &store_path).await;
     assert!(!finished.is_empty(), "the seeded schedule finishes some evaluation");
-    let names: Vec<String> = finished.iter().map(|i| format!("typeof v{i}")).collect();
+    let names: Vec<String> = finished.iter().map(|i| format!("typeof v{i} + ' ' + h{i}")).collect();
     let r = repl(&service, &format!("[{}]", names.join(", "))).await;
-    assert_eq!(structured(&r)["result"], json!(vec!["number"; finished.len()]), "{r:?}");
+    let expected: Vec<String> = finished.iter().map(|i| format!("number echo: h{i}")).collect();
+    assert_eq!(structured(&r)["result"], json!(expected), "{r:?}");
     service.cancel().await.unwrap();
 
     // Every recorded call: completed ones happened exactly once; in-flight ones at most once.
@@ -257,7 +290,15 @@ async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
         for s in 0..SESSIONS {
             let url = url.clone();
             tasks.push(tokio::spawn(async move {
-                let c = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+                let Ok(c) = tokio::time::timeout(
+                    Duration::from_secs(60),
+                    ().serve(StreamableHttpClientTransport::from_uri(url)),
+                )
+                .await
+                else {
+                    panic!("session {s}: the MCP handshake did not finish within 60 s")
+                };
+                let c = c.expect("MCP handshake");
                 let mut took = Vec::new();
                 for e in 0..EVALS {
                     let code = format!(
@@ -272,7 +313,10 @@ async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
                 }
                 let r = repl(&c, "acc").await;
                 assert_eq!(structured(&r)["result"], json!((0..EVALS).sum::<usize>()));
-                c.cancel().await.unwrap();
+                tokio::time::timeout(Duration::from_secs(60), c.cancel())
+                    .await
+                    .unwrap_or_else(|_| panic!("session {s}: closing did not finish within 60 s"))
+                    .unwrap();
                 took
             }));
         }

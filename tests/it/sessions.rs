@@ -1,8 +1,7 @@
 //! Durable sessions: record, resume by replay (no side effect runs twice),
 //! drift verdicts, outcome_unknown after a crash, tamper detection.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,18 +11,6 @@ use wrepl::replay::store::{LogStore, SqliteStore};
 use wrepl::{SessionConfig, Verdict};
 
 use crate::support::*;
-
-fn wrepl_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err_text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 #[test]
 fn separate_processes_continue_one_session() {

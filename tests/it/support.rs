@@ -137,3 +137,23 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// Runs the `wrepl` binary in `dir` with `args` (stdin closed) to its end.
+pub fn wrepl_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A finished command's standard output, as text.
+pub fn out(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A finished command's standard error, as text.
+pub fn err_text(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

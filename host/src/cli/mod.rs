@@ -135,22 +135,19 @@ impl StoreArgs {
     /// Open the store: `--store`, else the default path ($WREPL_STORE, else
     /// the user's data directory); an error when there is neither.
     pub(crate) fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
-        let path = self
-            .path
-            .clone()
-            .or_else(default_store_path)
-            .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))?;
-        Ok(Arc::new(SqliteStore::open(&path)?))
+        Ok(Arc::new(SqliteStore::open(&self.store_path()?)?))
     }
 
     /// Open the store only if it exists (read-only commands never create one).
     pub(crate) fn open_existing_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
-        let path = self
-            .path
+        Ok(Arc::new(SqliteStore::open_existing(&self.store_path()?)?))
+    }
+
+    fn store_path(&self) -> anyhow::Result<PathBuf> {
+        self.path
             .clone()
             .or_else(default_store_path)
-            .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))?;
-        Ok(Arc::new(SqliteStore::open_existing(&path)?))
+            .ok_or_else(|| anyhow::anyhow!("no session store: pass --store FILE or set WREPL_STORE"))
     }
 }
 

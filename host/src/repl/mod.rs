@@ -424,11 +424,18 @@ impl Repl {
                 Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
             }
         };
-        if let LeaseTaken::TakenOver(holder) = taken {
-            report.notes.push(format!("took the session over from a stale writer ({holder})"));
-        }
+        let takeover = match taken {
+            LeaseTaken::TakenOver { holder, reason } => {
+                report.notes.push(format!("took the session over from a stale writer ({holder}: {reason})"));
+                Some(format!("{holder}: {reason}"))
+            }
+            LeaseTaken::Free => None,
+        };
         let verdict = cfg.store.verify(&cfg.name)?;
-        if let Some(bad) = verdict.first_bad.filter(|_| !verdict.ok) {
+        if !verdict.ok {
+            let bad = verdict
+                .first_bad
+                .unwrap_or(crate::replay::store::BadLink { seq: 0, reason: "the log failed verification".into() });
             match cfg.on_tamper {
                 OnTamper::Refuse => {
                     return Err(ReplError::Tampered { session: cfg.name.clone(), seq: bad.seq, reason: bad.reason })
@@ -443,6 +450,11 @@ impl Repl {
             }
         }
         let events = cfg.store.load(&cfg.name)?;
+        if let Some(previous) = takeover {
+            // Recorded once the log is known to be intact (or was set aside).
+            let block = events.last().map_or(0, |e| e.block);
+            cfg.store.append_leased(&cfg.name, lease.owner_id(), &[(block, Event::Takeover { previous })])?;
+        }
         let plan = player::plan(events, Duration::from_millis(MAX_TIMEOUT_MS));
         for mut block in plan.blocks {
             let tape = std::mem::take(&mut block.tape);

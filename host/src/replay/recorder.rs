@@ -56,21 +56,25 @@ impl Lease {
         let (stop, ticks) = mpsc::channel::<()>();
         let heartbeat = {
             let (store, session, id) = (store.clone(), session.to_string(), owner.id.clone());
-            std::thread::Builder::new()
-                .name("wrepl-lease".into())
-                .spawn(move || loop {
-                    match ticks.recv_timeout(HEARTBEAT_EVERY) {
-                        Err(mpsc::RecvTimeoutError::Timeout) => {
-                            // A lost lease fences every later append; the
-                            // heartbeat has nothing more to do.
-                            if let Err(StoreError::LeaseLost { .. }) = store.renew_lease(&session, &id) {
-                                return;
-                            }
+            std::thread::Builder::new().name("wrepl-lease".into()).spawn(move || loop {
+                match ticks.recv_timeout(HEARTBEAT_EVERY) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        // A lost lease fences every later append; the
+                        // heartbeat has nothing more to do.
+                        if let Err(StoreError::LeaseLost { .. }) = store.renew_lease(&session, &id) {
+                            return;
                         }
-                        _ => return,
                     }
-                })
-                .map_err(StoreError::Io)?
+                    _ => return,
+                }
+            })
+        };
+        let heartbeat = match heartbeat {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = store.release_lease(session, &owner.id);
+                return Err(StoreError::Io(e));
+            }
         };
         let lease = Self {
             store,
@@ -104,6 +108,9 @@ pub struct SessionRecorder {
     session: String,
     lease: Lease,
     state: Mutex<(u64, Vec<(u64, Event)>)>,
+    /// Set once an append found the lease taken over: nothing more is
+    /// buffered or written (every later record fails at once).
+    lost: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for SessionRecorder {
@@ -116,7 +123,13 @@ impl SessionRecorder {
     /// A recorder whose every append is fenced by `lease`: once the lease is
     /// taken over, nothing more is written.
     pub fn leased(store: Arc<dyn LogStore>, session: impl Into<String>, lease: Lease) -> Self {
-        Self { store, session: session.into(), lease, state: Mutex::new((0, Vec::new())) }
+        Self {
+            store,
+            session: session.into(),
+            lease,
+            state: Mutex::new((0, Vec::new())),
+            lost: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     /// Events recorded from now on belong to block `block`.
@@ -130,9 +143,15 @@ impl SessionRecorder {
         if st.1.is_empty() {
             return Ok(());
         }
-        self.store
-            .append_leased(&self.session, self.lease.owner_id(), &st.1)
-            .map_err(|e| RecordError::Storage(Box::new(e)))?;
+        match self.store.append_leased(&self.session, self.lease.owner_id(), &st.1) {
+            Ok(_) => {}
+            Err(e @ StoreError::LeaseLost { .. }) => {
+                self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+                st.1.clear();
+                return Err(RecordError::Storage(Box::new(e)));
+            }
+            Err(e) => return Err(RecordError::Storage(Box::new(e))),
+        }
         st.1.clear();
         Ok(())
     }
@@ -144,6 +163,10 @@ const FLUSH_EVERY: usize = 4096;
 
 impl Recorder for SessionRecorder {
     fn record(&self, event: Event, durable: bool) -> Result<(), RecordError> {
+        if self.lost.load(std::sync::atomic::Ordering::SeqCst) {
+            let e = StoreError::LeaseLost { session: self.session.clone(), by: "another writer".into() };
+            return Err(RecordError::Storage(Box::new(e)));
+        }
         let pending = {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let block = st.0;

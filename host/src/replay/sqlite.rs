@@ -9,8 +9,13 @@
 //! events(session TEXT, seq INTEGER, block INTEGER, json TEXT, hash TEXT,
 //!        PRIMARY KEY(session, seq))
 //! leases(session TEXT PRIMARY KEY, owner TEXT, pid INTEGER, host TEXT,
-//!        boot_id TEXT, start_ticks INTEGER, since_ms INTEGER, heartbeat_ms INTEGER)
+//!        boot_id TEXT, start_ticks INTEGER, pid_ns TEXT, since_ms INTEGER,
+//!        heartbeat_ms INTEGER)
 //! ```
+//!
+//! A trigger moves a session's head with every inserted event, so the head
+//! stays right whoever inserts (an older build still running against a
+//! migrated store, too); deleting rows does not move it.
 //!
 //! Version 1 stores (no head, no leases) are migrated when opened: the head
 //! is taken from the newest row as it is then.
@@ -36,7 +41,25 @@ use super::store::{
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The tables of a new store (the current schema).
+/// The leases table and the trigger that moves a session's head with
+/// every inserted event (added in version 2).
+const LEASES_AND_HEAD_TRIGGER: &str = "
+    CREATE TABLE IF NOT EXISTS leases(
+        session TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        boot_id TEXT,
+        start_ticks INTEGER,
+        pid_ns TEXT,
+        since_ms INTEGER,
+        heartbeat_ms INTEGER);
+    CREATE TRIGGER IF NOT EXISTS events_move_head AFTER INSERT ON events BEGIN
+        UPDATE sessions SET head_events = NEW.seq + 1, head_hash = NEW.hash
+        WHERE name = NEW.session AND head_events <= NEW.seq;
+    END;";
+
+/// The sessions and events tables of a new store (the current schema).
 const CREATE_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS sessions(
         name TEXT PRIMARY KEY,
@@ -50,34 +73,16 @@ const CREATE_TABLES: &str = "
         block INTEGER,
         json TEXT,
         hash TEXT,
-        PRIMARY KEY(session, seq));
-    CREATE TABLE IF NOT EXISTS leases(
-        session TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        pid INTEGER,
-        host TEXT,
-        boot_id TEXT,
-        start_ticks INTEGER,
-        since_ms INTEGER,
-        heartbeat_ms INTEGER);";
+        PRIMARY KEY(session, seq));";
 
-/// Version 1 to 2: the recorded head of every session, and the leases.
+/// Version 1 to 2: the recorded head of every session (taken from its
+/// newest row as it is), then [`LEASES_AND_HEAD_TRIGGER`].
 const MIGRATE_1_TO_2: &str = "
     ALTER TABLE sessions ADD COLUMN head_events INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN head_hash TEXT NOT NULL DEFAULT '';
     UPDATE sessions SET
         head_events = (SELECT COUNT(*) FROM events e WHERE e.session = sessions.name),
-        head_hash = COALESCE((SELECT hash FROM events e WHERE e.session = sessions.name ORDER BY seq DESC LIMIT 1), '');
-    CREATE TABLE IF NOT EXISTS leases(
-        session TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        pid INTEGER,
-        host TEXT,
-        boot_id TEXT,
-        start_ticks INTEGER,
-        since_ms INTEGER,
-        heartbeat_ms INTEGER);
-    UPDATE meta SET value = '2' WHERE key = 'schema_version';";
+        head_hash = COALESCE((SELECT hash FROM events e WHERE e.session = sessions.name ORDER BY seq DESC LIMIT 1), '');";
 
 fn to_u64(value: i64, session: &str, seq: Option<u64>, what: &str) -> Result<u64, StoreError> {
     u64::try_from(value).map_err(|_| StoreError::Corrupt {
@@ -179,6 +184,7 @@ impl SqliteStore {
         match found {
             None => {
                 tx.execute_batch(CREATE_TABLES)?;
+                tx.execute_batch(LEASES_AND_HEAD_TRIGGER)?;
                 tx.execute(
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)",
                     params![SCHEMA_VERSION.to_string()],
@@ -193,7 +199,14 @@ impl SqliteStore {
                 })?;
                 match version {
                     SCHEMA_VERSION => {}
-                    1 => tx.execute_batch(MIGRATE_1_TO_2)?,
+                    1 => {
+                        tx.execute_batch(MIGRATE_1_TO_2)?;
+                        tx.execute_batch(LEASES_AND_HEAD_TRIGGER)?;
+                        tx.execute(
+                            "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                            [SCHEMA_VERSION.to_string()],
+                        )?;
+                    }
                     found => return Err(StoreError::VersionMismatch { found, supported: SCHEMA_VERSION }),
                 }
             }
@@ -233,6 +246,38 @@ fn load_rows(conn: &Connection, session: &str) -> Result<Vec<Row>, StoreError> {
         })
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The lease row of `session`: its owner id, who holds it, and the holder's
+/// identity as recorded (to judge whether it is dead).
+fn read_lease(conn: &Connection, session: &str) -> Result<Option<(String, LeaseHolder, LeaseOwner)>, StoreError> {
+    let row = conn
+        .query_row(
+            "SELECT owner, pid, host, boot_id, start_ticks, since_ms, heartbeat_ms, pid_ns FROM leases WHERE session = ?1",
+            [session],
+            |r| {
+                let int = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
+                let text = |i: usize| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+                let (id, pid, host) = (r.get::<_, String>(0)?, u32::try_from(int(1)?).unwrap_or(0), text(2)?);
+                let holder = LeaseHolder { pid, host: host.clone(), since_ms: int(5)?, heartbeat_ms: int(6)? };
+                let recorded =
+                    LeaseOwner { id: id.clone(), pid, host, boot_id: text(3)?, start_ticks: int(4)?, pid_ns: text(7)? };
+                Ok((id, holder, recorded))
+            },
+        )
+        .optional()?;
+    Ok(row)
+}
+
+/// Why a lease is stale, as `me` sees it; `None` while its holder is live.
+fn stale(me: &LeaseOwner, holder: &LeaseHolder, recorded: &LeaseOwner, ttl: Duration) -> Option<&'static str> {
+    if me.sees_dead(recorded) {
+        Some("its process is gone")
+    } else if holder.heartbeat_ms.saturating_add(ttl.as_millis() as u64) < now_ms() {
+        Some("no heartbeat within the lease's time to live")
+    } else {
+        None
+    }
 }
 
 /// Events with their canonical JSON, encoded before any lock is taken.
@@ -326,8 +371,10 @@ fn append_in(
     Ok(stored)
 }
 
+/// The first 12 bytes of a stored hash, for messages (a forged one may hold
+/// anything, so the cut lands on a char boundary and is shown escaped).
 fn short_hash(h: &str) -> &str {
-    &h[..h.len().min(12)]
+    crate::text::prefix(h, 12)
 }
 
 impl LogStore for SqliteStore {
@@ -386,52 +433,18 @@ impl LogStore for SqliteStore {
         validate_session_name(session)?;
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let now = now_ms();
-        let found: Option<(String, LeaseHolder, String, u64)> = tx
-            .query_row(
-                "SELECT owner, pid, host, boot_id, start_ticks, since_ms, heartbeat_ms FROM leases WHERE session = ?1",
-                [session],
-                |r| {
-                    let int = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        LeaseHolder {
-                            pid: u32::try_from(int(1)?).unwrap_or(0),
-                            host: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                            since_ms: int(5)?,
-                            heartbeat_ms: int(6)?,
-                        },
-                        r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                        int(4)?,
-                    ))
-                },
-            )
-            .optional()?;
-        let taken = match found {
+        let taken = match read_lease(&tx, session)? {
             None => LeaseTaken::Free,
             Some((id, ..)) if id == owner.id => LeaseTaken::Free,
-            Some((_, holder, boot_id, ticks)) => {
-                let expired = holder.heartbeat_ms.saturating_add(ttl.as_millis() as u64) < now;
-                let dead = owner.sees_dead(&boot_id, holder.pid, ticks);
-                if !expired && !dead {
-                    return Err(StoreError::SessionBusy { session: session.to_string(), holder });
-                }
-                let why = if dead { "its process is gone" } else { "no heartbeat within the lease's time to live" };
-                let previous = format!("{holder}: {why}");
-                let block: i64 =
-                    tx.query_row("SELECT COALESCE(MAX(block), 0) FROM events WHERE session = ?1", [session], |r| {
-                        r.get(0)
-                    })?;
-                let block = to_u64(block, session, None, "block")?;
-                let note = Event::Takeover { previous };
-                append_in(&tx, session, encode(&[(block, note)])?)?;
-                LeaseTaken::TakenOver(holder)
-            }
+            Some((_, holder, recorded)) => match stale(owner, &holder, &recorded, ttl) {
+                None => return Err(StoreError::SessionBusy { session: session.to_string(), holder }),
+                Some(reason) => LeaseTaken::TakenOver { holder, reason: reason.to_string() },
+            },
         };
-        let now_sql = i64::try_from(now).unwrap_or(i64::MAX);
+        let now_sql = i64::try_from(now_ms()).unwrap_or(i64::MAX);
         tx.execute(
-            "INSERT OR REPLACE INTO leases(session, owner, pid, host, boot_id, start_ticks, since_ms, heartbeat_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            "INSERT OR REPLACE INTO leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
             params![
                 session,
                 owner.id,
@@ -439,6 +452,7 @@ impl LogStore for SqliteStore {
                 owner.host,
                 owner.boot_id,
                 i64::try_from(owner.start_ticks).unwrap_or(0),
+                owner.pid_ns,
                 now_sql
             ],
         )?;
@@ -473,18 +487,37 @@ impl LogStore for SqliteStore {
 
     fn quarantine(&self, session: &str) -> Result<String, StoreError> {
         validate_session_name(session)?;
-        let suffix = format!(".tampered-{}", now_ms());
-        let keep = crate::text::floor_char_boundary(session, MAX_SESSION_NAME - suffix.len());
-        let mut target = format!("{}{suffix}", &session[..keep]);
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut n = 0;
-        while tx.query_row("SELECT COUNT(*) FROM sessions WHERE name = ?1", [&target], |r| r.get::<_, i64>(0))? > 0 {
+        let taken = |name: &str| -> Result<bool, StoreError> {
+            let n: i64 = tx.query_row(
+                "SELECT (SELECT COUNT(*) FROM sessions WHERE name = ?1) + (SELECT COUNT(*) FROM events WHERE session = ?1)",
+                [name],
+                |r| r.get(0),
+            )?;
+            Ok(n > 0)
+        };
+        // Session names are ASCII (validated), so byte cuts are char cuts.
+        let mut n = 0u32;
+        let target = loop {
+            let suffix = if n == 0 { format!(".tampered-{}", now_ms()) } else { format!(".tampered-{}-{n}", now_ms()) };
+            let keep = session.len().min(MAX_SESSION_NAME.saturating_sub(suffix.len()));
+            let candidate = format!("{}{suffix}", &session[..keep]);
+            if !taken(&candidate)? {
+                break candidate;
+            }
             n += 1;
-            target = format!("{}{suffix}-{n}", &session[..keep.saturating_sub(4)]);
-        }
+        };
         tx.execute("UPDATE events SET session = ?1 WHERE session = ?2", [&target, session])?;
-        tx.execute("UPDATE sessions SET name = ?1 WHERE name = ?2", [&target, session])?;
+        let moved = tx.execute("UPDATE sessions SET name = ?1 WHERE name = ?2", [&target, session])?;
+        if moved == 0 {
+            // Orphaned events: list them (with an empty head, so they keep
+            // failing verification, as the evidence should).
+            tx.execute(
+                "INSERT INTO sessions(name, created_at_ms, log_version) VALUES (?1, ?2, ?3)",
+                params![target, i64::try_from(now_ms()).unwrap_or(i64::MAX), i64::from(LOG_VERSION)],
+            )?;
+        }
         tx.commit()?;
         Ok(target)
     }
@@ -548,6 +581,19 @@ impl LogStore for SqliteStore {
             let mut conn = self.lock();
             let tx = conn.transaction()?;
             if session_log_version(&tx, session)?.is_none() {
+                // Events whose session row was removed: the log was altered.
+                let orphans: i64 =
+                    tx.query_row("SELECT COUNT(*) FROM events WHERE session = ?1", [session], |r| r.get(0))?;
+                if orphans > 0 {
+                    return Ok(VerifyReport {
+                        events: orphans.max(0) as u64,
+                        ok: false,
+                        first_bad: Some(BadLink {
+                            seq: 0,
+                            reason: format!("{orphans} stored events belong to a session the store does not list (its record was removed)"),
+                        }),
+                    });
+                }
                 return Ok(VerifyReport { events: 0, ok: true, first_bad: None });
             }
             let head = read_head(&tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
@@ -597,6 +643,13 @@ impl LogStore for SqliteStore {
         validate_session_name(session)?;
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some((_, holder, recorded)) = read_lease(&tx, session)? {
+            let me = LeaseOwner::this_process();
+            if stale(&me, &holder, &recorded, crate::replay::recorder::LEASE_TTL).is_none() {
+                return Err(StoreError::SessionBusy { session: session.to_string(), holder });
+            }
+            tx.execute("DELETE FROM leases WHERE session = ?1", [session])?;
+        }
         tx.execute("DELETE FROM events WHERE session = ?1", [session])?;
         tx.execute("DELETE FROM sessions WHERE name = ?1", [session])?;
         tx.commit()?;
@@ -902,8 +955,12 @@ mod tests {
         let err = store.append("s", &[(5, call(9))]).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
         assert_eq!(store.load("s").unwrap().len(), 24);
-        assert_eq!(store.head("s").unwrap(), Some(Head { events: 30, hash: store.head("s").unwrap().unwrap().hash }));
+        assert_eq!(store.head("s").unwrap().unwrap().events, 30, "the head still says 30");
         assert_eq!(store.head("nosuch").unwrap(), None);
+        // A forged head of any text is reported, never a panic.
+        raw(&path).execute("UPDATE sessions SET head_hash = ?1", ["ab\u{1b}]0;x\u{7}é€😀cdef"]).unwrap();
+        let bad = store.verify("s").unwrap().first_bad.unwrap();
+        assert!(bad.reason.contains("\\u{1b}"), "escaped in the message: {}", bad.reason);
     }
 
     #[test]
@@ -990,7 +1047,7 @@ mod tests {
     }
 
     #[test]
-    fn stale_leases_are_taken_over_and_the_takeover_is_logged() {
+    fn stale_leases_are_taken_over() {
         let (_dir, path) = temp_db();
         let store = SqliteStore::open(&path).unwrap();
         store.append("s", &block_events(0)).unwrap();
@@ -998,17 +1055,21 @@ mod tests {
         store.acquire_lease("s", &owner("old"), Duration::from_secs(60)).unwrap();
         raw(&path).execute("UPDATE leases SET heartbeat_ms = heartbeat_ms - 120000", []).unwrap();
         let taken = store.acquire_lease("s", &owner("new"), Duration::from_secs(60)).unwrap();
-        assert!(matches!(taken, LeaseTaken::TakenOver(ref h) if h.pid == std::process::id()), "{taken:?}");
-        let events = store.load("s").unwrap();
-        let Event::Takeover { previous } = &events.last().unwrap().event else { panic!("{events:?}") };
-        assert!(previous.contains("no heartbeat"), "{previous}");
-        assert_eq!(events.last().unwrap().block, 0);
-        assert!(store.verify("s").unwrap().ok);
+        let LeaseTaken::TakenOver { holder, reason } = taken else { panic!("{taken:?}") };
+        assert_eq!(holder.pid, std::process::id());
+        assert!(reason.contains("no heartbeat"), "{reason}");
+        // Taking the lease writes nothing (the new holder logs the takeover
+        // once it has verified the log).
+        assert_eq!(store.load("s").unwrap().len(), 6);
         // The old holder can no longer write.
         let err = store.append_leased("s", "old", &[(1, call(1))]).unwrap_err();
         assert!(matches!(err, StoreError::LeaseLost { .. }), "{err}");
+        // A live lease keeps the session from being deleted.
+        let err = store.delete("s").unwrap_err();
+        assert!(matches!(err, StoreError::SessionBusy { .. }), "{err}");
 
-        // A holder on this machine whose process is gone, with a fresh heartbeat.
+        // A holder on this machine and in this PID namespace whose process is
+        // gone, with a fresh heartbeat.
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let dead_pid = child.id();
         child.wait().unwrap();
@@ -1016,13 +1077,32 @@ mod tests {
         store.release_lease("s", "new").unwrap();
         store.acquire_lease("s", &dead, Duration::from_secs(60)).unwrap();
         let taken = store.acquire_lease("s", &owner("next"), Duration::from_secs(60)).unwrap();
-        assert!(matches!(taken, LeaseTaken::TakenOver(ref h) if h.pid == dead_pid), "{taken:?}");
-        let events = store.load("s").unwrap();
-        let Event::Takeover { previous } = &events.last().unwrap().event else { panic!("{events:?}") };
-        assert!(previous.contains("process is gone"), "{previous}");
-        // The same pid on another machine is judged by its heartbeat only.
-        let remote = LeaseOwner { boot_id: "another-boot".into(), ..dead };
-        assert!(!LeaseOwner::this_process().sees_dead(&remote.boot_id, dead_pid, 0));
+        let LeaseTaken::TakenOver { holder, reason } = taken else { panic!("{taken:?}") };
+        assert_eq!(holder.pid, dead_pid);
+        assert!(reason.contains("process is gone"), "{reason}");
+        // The same pid in another PID namespace or on another boot is judged
+        // by its heartbeat only.
+        let me = LeaseOwner::this_process();
+        assert!(me.sees_dead(&dead));
+        assert!(!me.sees_dead(&LeaseOwner { pid_ns: "pid:[1]".into(), ..dead.clone() }));
+        assert!(!me.sees_dead(&LeaseOwner { boot_id: "another-boot".into(), ..dead.clone() }));
+        assert!(!me.sees_dead(&LeaseOwner { host: "elsewhere".into(), ..dead }));
+        // Once released, the session can be deleted.
+        store.release_lease("s", "next").unwrap();
+        store.delete("s").unwrap();
+    }
+
+    #[test]
+    fn events_without_their_session_record_fail_verification() {
+        let (_dir, path) = seeded();
+        raw(&path).execute("DELETE FROM sessions WHERE name = 's'", []).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        let report = store.verify("s").unwrap();
+        assert!(!report.ok && report.first_bad.as_ref().unwrap().reason.contains("does not list"), "{report:?}");
+        let aside = store.quarantine("s").unwrap();
+        assert_eq!(store.load(&aside).unwrap().len(), 30);
+        assert!(!store.verify(&aside).unwrap().ok, "the evidence keeps failing");
+        assert!(store.verify("s").unwrap().ok);
     }
 
     #[test]

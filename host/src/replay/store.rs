@@ -146,6 +146,10 @@ pub struct LeaseOwner {
     /// This process's start time in clock ticks since boot (from
     /// `/proc/<pid>/stat`), so a reused pid is not mistaken for the holder.
     pub start_ticks: u64,
+    /// This process's PID namespace (`/proc/self/ns/pid`): a pid means the
+    /// same process only inside the same namespace (containers sharing a
+    /// store share the boot id but not the pids).
+    pub pid_ns: String,
 }
 
 impl LeaseOwner {
@@ -159,16 +163,22 @@ impl LeaseOwner {
             host: read("/proc/sys/kernel/hostname"),
             boot_id: read("/proc/sys/kernel/random/boot_id"),
             start_ticks: process_start_ticks(pid).unwrap_or(0),
+            pid_ns: std::fs::read_link("/proc/self/ns/pid")
+                .map(|l| l.to_string_lossy().into_owned())
+                .unwrap_or_default(),
         }
     }
 
-    /// Whether a holder recorded as (`boot_id`, `pid`, `start_ticks`) is
-    /// certainly dead: same machine and boot, and that pid is gone or is now
-    /// another process. A holder elsewhere is judged by its heartbeat alone.
-    pub fn sees_dead(&self, boot_id: &str, pid: u32, start_ticks: u64) -> bool {
-        if boot_id.is_empty() || boot_id != self.boot_id {
+    /// Whether `holder` (recorded with its boot id, PID namespace and start
+    /// time) is certainly dead: same machine, boot and PID namespace, and its
+    /// pid is gone or is now another process. A holder anywhere else is
+    /// judged by its heartbeat alone.
+    pub fn sees_dead(&self, holder: &LeaseOwner) -> bool {
+        let same = |a: &str, b: &str| !a.is_empty() && a == b;
+        if !same(&holder.boot_id, &self.boot_id) || !same(&holder.pid_ns, &self.pid_ns) || holder.host != self.host {
             return false;
         }
+        let (pid, start_ticks) = (holder.pid, holder.start_ticks);
         match process_start_ticks(pid) {
             None => true,
             Some(t) => start_ticks != 0 && t != start_ticks,
@@ -190,8 +200,14 @@ fn process_start_ticks(pid: u32) -> Option<u64> {
 pub enum LeaseTaken {
     /// Nobody held the session (or this owner already did).
     Free,
-    /// A stale lease was taken over; the takeover is recorded in the log.
-    TakenOver(LeaseHolder),
+    /// A stale lease was taken over (the new holder records the takeover in
+    /// the log once it has verified the log).
+    TakenOver {
+        /// The previous holder.
+        holder: LeaseHolder,
+        /// Why its lease was stale.
+        reason: String,
+    },
 }
 
 /// The newest event of a session as the store records it separately from
@@ -286,9 +302,10 @@ pub trait LogStore: Send + Sync {
 
     /// Take the single-writer lease of `session` for `owner`. A lease held
     /// by another owner is taken over only when it is stale: its heartbeat
-    /// is older than `ttl`, or its holder is a dead process of this machine.
-    /// A takeover appends a [`Event::Takeover`] to the log (in the same
-    /// transaction). A live holder gives [`StoreError::SessionBusy`].
+    /// is older than `ttl`, or its holder is a dead process of this machine
+    /// ([`LeaseOwner::sees_dead`]). A live holder gives
+    /// [`StoreError::SessionBusy`]. Nothing is written to the log here: the
+    /// new holder records an [`Event::Takeover`] after verifying the log.
     fn acquire_lease(
         &self,
         session: &str,
@@ -319,6 +336,8 @@ pub trait LogStore: Send + Sync {
     fn quarantine(&self, session: &str) -> Result<String, StoreError>;
 
     /// Removes `session` and all its events (no error if it does not exist).
+    /// A session whose lease a live writer holds is not removed
+    /// ([`StoreError::SessionBusy`]).
     fn delete(&self, session: &str) -> Result<(), StoreError>;
 
     /// The file the store keeps its data in, when it has one (absolute):

@@ -15,6 +15,7 @@ use std::num::NonZeroU64;
 use std::path::Path;
 
 use base64::Engine as _;
+use cap_std::fs::MetadataExt as _;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -493,18 +494,64 @@ fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<T
     Ok(ToolOutput::new(json!({"file_path": shown, "bytes": n, "created": created}), text))
 }
 
-/// Replace the content of the file at `r` (creating it), checking where the
-/// opened file really is before a byte of it changes: a symlink swapped in
-/// after the path was checked cannot redirect the write into wrepl's state.
-/// (If it did, at most an empty file was created there.)
+/// Replace the content of the file at `r` (creating it) atomically: the new
+/// bytes go to a temporary file in the same directory, which is flushed to
+/// disk and renamed over the target, so a crash (or a SIGKILL) at any point
+/// leaves either the old content or the new one, never a truncated file. The
+/// replaced file keeps its permission bits.
+///
+/// Where it happens is checked on the opened directory (a symlink swapped in
+/// after the path was checked cannot redirect the write into wrepl's state),
+/// and the entry replaced must not be protected by identity either. A
+/// symlink inside the root is followed to the file it names, as a write
+/// through it would; renaming never writes through a link swapped in later.
 fn write_verified(ws: &Workspace, r: &Resolved, bytes: &[u8]) -> Result<(), ToolError> {
     use std::io::Write as _;
+    let root = ws.dir(r.root);
+    // Where the file really is (cap-std resolves symlinks inside the root
+    // only); a file that does not exist yet is where the path says.
+    let real = match root.canonicalize(&r.rel) {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => r.rel.clone(),
+        Err(e) => return Err(map_io(r, e)),
+    };
+    let name = real.file_name().ok_or_else(|| is_a_directory(r))?.to_os_string();
+    let parent = real.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = root.open_dir(parent).map_err(|e| map_io(r, e))?;
+    if let Some(dir_real) = ws.check_opened_dir(&dir, r)? {
+        if ws.is_protected(&dir_real.join(&name)) {
+            return Err(super::workspace::protected_error(&r.abs));
+        }
+    }
+    let old = match dir.symlink_metadata(&name) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(map_io(r, e)),
+    };
+    if let Some(m) = &old {
+        if ws.is_protected_id(m.dev(), m.ino()) {
+            return Err(super::workspace::protected_error(&r.abs));
+        }
+        if m.is_dir() {
+            return Err(is_a_directory(r));
+        }
+    }
+    let tmp = format!(".{}.wrepl-{}.tmp", name.to_string_lossy(), crate::ids::short_id());
     let mut opts = cap_std::fs::OpenOptions::new();
-    opts.write(true).create(true);
-    let mut file = ws.dir(r.root).open_with(&r.rel, &opts).map_err(|e| map_io(r, e))?;
-    ws.check_opened(&file, r, false, true)?;
-    file.set_len(0).map_err(|e| map_io(r, e))?;
-    file.write_all(bytes).map_err(|e| map_io(r, e))?;
+    opts.write(true).create_new(true);
+    let mut file = dir.open_with(&tmp, &opts).map_err(|e| map_io(r, e))?;
+    let written = (|| {
+        file.write_all(bytes)?;
+        if let Some(m) = old.as_ref().filter(|m| m.is_file()) {
+            file.set_permissions(m.permissions())?;
+        }
+        file.sync_all()?;
+        dir.rename(&tmp, &dir, &name)
+    })();
+    if let Err(e) = written {
+        let _ = dir.remove_file(&tmp);
+        return Err(map_io(r, e));
+    }
     Ok(())
 }
 

@@ -247,7 +247,31 @@ impl Workspace {
         if !self.guarded() {
             return Ok(());
         }
-        let fd = file.as_raw_fd();
+        let meta = file.metadata().map_err(|e| map_io(r, e))?;
+        self.check_fd(file.as_raw_fd(), (meta.dev(), meta.ino()), r, read, ancestors).map(drop)
+    }
+
+    /// The same check for a directory a tool has opened to create or
+    /// replace an entry in (`r` names that entry); returns the directory's
+    /// real path, The directory must be inside `r`'s root, and neither it nor
+    /// a directory above it may be protected.
+    /// `None` when nothing is protected (no check is needed).
+    pub fn check_opened_dir(&self, dir: &Dir, r: &Resolved) -> Result<Option<PathBuf>, ToolError> {
+        if !self.guarded() {
+            return Ok(None);
+        }
+        let meta = dir.dir_metadata().map_err(|e| map_io(r, e))?;
+        self.check_fd(dir.as_raw_fd(), (meta.dev(), meta.ino()), r, false, true).map(Some)
+    }
+
+    fn check_fd(
+        &self,
+        fd: std::os::fd::RawFd,
+        id: (u64, u64),
+        r: &Resolved,
+        read: bool,
+        ancestors: bool,
+    ) -> Result<PathBuf, ToolError> {
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).map_err(|e| {
             ToolError::Io(format!("{}: cannot check where the opened file is (/proc/self/fd: {e})", r.abs.display()))
         })?;
@@ -263,8 +287,7 @@ impl Workspace {
         if self.is_protected(&real) {
             return Err(protected_error(&r.abs));
         }
-        let meta = file.metadata().map_err(|e| map_io(r, e))?;
-        if self.protected_ids.contains(&(meta.dev(), meta.ino())) {
+        if self.protected_ids.contains(&id) {
             return Err(protected_error(&r.abs));
         }
         if ancestors && !self.protected_ids.is_empty() {
@@ -279,7 +302,12 @@ impl Workspace {
         if read && !self.readable(&real) {
             return Err(hidden_error(&r.abs));
         }
-        Ok(())
+        Ok(real)
+    }
+
+    /// True when the identity (device, inode) is one of a protected path.
+    pub fn is_protected_id(&self, dev: u64, ino: u64) -> bool {
+        self.protected_ids.contains(&(dev, ino))
     }
 
     /// What a walk below `base` must skip: see [`WalkGuard`].
@@ -418,7 +446,7 @@ fn file_id_std(m: &std::fs::Metadata) -> (u64, u64) {
 }
 
 /// The error for a protected path.
-fn protected_error(shown: &Path) -> ToolError {
+pub(crate) fn protected_error(shown: &Path) -> ToolError {
     ToolError::Protected(format!(
         "{} is wrepl's own state (its compile cache, session store, settings, hook scripts or MCP server \
          configuration); file tools may not read or change it, even inside a workspace root",

@@ -313,7 +313,14 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
         let overrides = match &req.glob {
             Some(g) if !g.trim().is_empty() => {
                 let mut ob = OverrideBuilder::new(&target.abs);
-                for g in split_globs(g) {
+                let globs = split_globs(g);
+                if globs.len() > MAX_GREP_GLOBS {
+                    return Err(ToolError::InvalidInput(format!(
+                        "glob holds {} patterns; the limit is {MAX_GREP_GLOBS}",
+                        globs.len()
+                    )));
+                }
+                for g in globs {
                     check_glob(&g)?;
                     hidden |= mentions_hidden(&g);
                     ob.add(&g).map_err(|e| ToolError::InvalidInput(format!("invalid glob {g:?}: {e}")))?;

@@ -56,6 +56,8 @@ const GREP_HEAP_LIMIT: usize = 64 * 1024 * 1024;
 const MAX_IGNORE_FILE: u64 = 1024 * 1024;
 /// Longest glob pattern (`Glob`'s pattern, each of `Grep`'s globs), in bytes.
 pub const MAX_GLOB_BYTES: usize = 1024;
+/// Most patterns in `Grep`'s `glob` (separated by spaces or commas).
+pub const MAX_GREP_GLOBS: usize = 64;
 /// Most wildcard and class characters (`*`, `?`, `[`, `{`) in one glob: a
 /// glob becomes a regular expression whose size grows with them.
 pub const MAX_GLOB_WILDCARDS: usize = 64;

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The README's test command: install what the tests use (the node packages:
+# the MCP reference server and the TypeScript compiler), then run every test.
+# Under this script a test whose component is missing fails; it never skips.
+#
+#   scripts/test.sh [cargo test arguments...]
+#
+# WREPL_LONG=1 runs the long versions of the chaos and soak tests (50 kills,
+# an hour of load) instead of the CI-sized ones.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v npm >/dev/null 2>&1; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq nodejs npm
+fi
+echo "node $(node --version), npm $(npm --version)"
+(cd tests/node && npm ci --no-audit --no-fund)
+export WREPL_REQUIRE_NPM=1
+exec cargo test --locked "$@"
