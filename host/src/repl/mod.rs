@@ -56,7 +56,7 @@ pub enum ReplError {
     SessionBusy(String),
     /// The session's log failed verification: it is not replayed.
     #[error(
-        "session {session:?} failed verification at event {seq}: {reason}; it was not replayed (to set the log aside and start the session fresh, use --on-tamper fresh)"
+        "session {session:?} failed verification at event {seq}: {reason}; it was not replayed (to move the log aside and start the session fresh: wrepl eval --session {session} --on-tamper fresh -e 1, with the same --store)"
     )]
     Tampered {
         /// The session.
