@@ -317,13 +317,17 @@ fn transform(code: &str) -> Result<String, ScriptRejected> {
                 splices.push(Splice { at: start, remove: keyword, insert: "var".into() });
                 if decl.kind == VariableDeclarationKind::Let {
                     // `let x;` in a later eval re-declares x as undefined.
-                    for d in &decl.declarations {
+                    // A declaration that ended by automatic semicolon
+                    // insertion (`let x` then a line break, or a comment
+                    // holding one, before `/`, `(`, `[`…) must still end
+                    // there once `x` has an initializer that those tokens
+                    // could continue: its last declarator gets the `;`.
+                    let asi_ended = !code.as_bytes()[..decl.span.end as usize].ends_with(b";");
+                    let last = decl.declarations.len().saturating_sub(1);
+                    for (i, d) in decl.declarations.iter().enumerate() {
                         if d.init.is_none() {
-                            splices.push(Splice {
-                                at: d.id.span().end as usize,
-                                remove: 0,
-                                insert: " = void 0".into(),
-                            });
+                            let insert = if i == last && asi_ended { " = void 0;" } else { " = void 0" };
+                            splices.push(Splice { at: d.id.span().end as usize, remove: 0, insert: insert.into() });
                         }
                     }
                 }
@@ -365,7 +369,10 @@ mod tests {
         assert_eq!(p("let x = 41").unwrap(), "var x = 41");
         assert_eq!(p("const a = 1; a").unwrap(), "var a = 1; a");
         assert_eq!(p("let y;").unwrap(), "var y = void 0;");
-        assert_eq!(p("let {a, b: [c]} = o, d").unwrap(), "var {a, b: [c]} = o, d = void 0");
+        assert_eq!(p("let {a, b: [c]} = o, d").unwrap(), "var {a, b: [c]} = o, d = void 0;");
+        // A declaration ended by a line break keeps ending there.
+        assert_eq!(p("let x /*\n*/ /re/g.test('e')").unwrap(), "var x = void 0; /*\n*/ /re/g.test('e')");
+        assert_eq!(p("let a, b\n(f)()").unwrap(), "var a = void 0, b = void 0;\n(f)()");
         assert_eq!(p("class A { m() { return 1 } }\n(1)").unwrap(), "var A = class A { m() { return 1 } };\n(1)");
     }
 
