@@ -269,7 +269,7 @@ fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
 
-#[tokio::test(flavor = "multi_thread")]
+#[tokio::test]
 async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
     // 32 concurrent sessions, round after round, for 2 minutes (the long
     // mode: an hour). Each session evaluates, reads a file, registers and
