@@ -109,7 +109,10 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     // small code is parsed in place, medium code on a long-lived parser
     // thread, large code on a fresh thread with a huge (lazily committed) stack.
     if code.len() <= INLINE_MAX_BYTES {
-        return transform(code);
+        // A parser panic (oxc has debug assertions that some inputs trip,
+        // e.g. a `/* #__PURE__ */` comment in an odd place) is a refusal
+        // of the code, never a crash of the caller.
+        return std::panic::catch_unwind(|| transform(code)).unwrap_or_else(|_| Err(parser_failed()));
     }
     let owned = code.to_string();
     let worker = std::thread::Builder::new()
@@ -461,6 +464,18 @@ mod tests {
             assert!(code.len() <= limits.max_bytes);
             // Accepted or refused, but never a crash.
             let _ = prepare(&code, &limits);
+        }
+    }
+
+    #[test]
+    fn parser_panics_are_refusals() {
+        // oxc's debug assertion `comment.is_pure()` fires on this input (found by fuzzing).
+        let code = "/* #__PURE__$cs\u{fffd}\u{0}requiexport\u{0}\u{0}\u{10}t\u{a}let/ le* *A\u{0}/* le\u{fffd}\u{fffd}\u{fffd}\u{d}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd} */ x :::::::::::::::::::::::::::::::::::::::::::::::::::::::/* d */ %$ \u{fffd}\u{fffd}\u{fffd}\u{fffd}//m()   { rele% */stte(e1)";
+        let limits = ScriptLimits::default();
+        let first = prepare(code, &limits);
+        assert_eq!(first, prepare(code, &limits));
+        if let Err(e) = &first {
+            assert!(!e.js_name().is_empty());
         }
     }
 
