@@ -536,7 +536,10 @@ fn write_verified(ws: &Workspace, r: &Resolved, bytes: &[u8]) -> Result<(), Tool
             return Err(is_a_directory(r));
         }
     }
-    let tmp = format!(".{}.wrepl-{}.tmp", name.to_string_lossy(), crate::ids::short_id());
+    // At most 100 bytes of the name, so the temporary name stays within
+    // NAME_MAX (255) whatever the file is called.
+    let shown_name = name.to_string_lossy();
+    let tmp = format!(".{}.wrepl-{}.tmp", crate::text::prefix(&shown_name, 100), crate::ids::short_id());
     let mut opts = cap_std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     let mut file = dir.open_with(&tmp, &opts).map_err(|e| map_io(r, e))?;
@@ -942,6 +945,29 @@ mod tests {
         let err =
             call(&Edit, &e, json!({"file_path": "missing", "old_string": "a", "new_string": "b"})).await.unwrap_err();
         assert!(matches!(err, ToolError::NotFound(_)));
+    }
+
+    #[tokio::test]
+    async fn writes_replace_files_whole_and_keep_their_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let e = env();
+        // A name as long as the file system allows still gets a temporary name.
+        let long = "n".repeat(255);
+        call(&Write, &e, json!({"file_path": long, "content": "x"})).await.unwrap();
+        assert_eq!(std::fs::read_to_string(e.root.join(&long)).unwrap(), "x");
+        let f = e.root.join("m.sh");
+        std::fs::write(&f, "old").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o750)).unwrap();
+        call(&Write, &e, json!({"file_path": "m.sh", "content": "new"})).await.unwrap();
+        call(&Edit, &e, json!({"file_path": "m.sh", "old_string": "new", "new_string": "newer"})).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "newer");
+        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o750);
+        // No temporary file is left behind.
+        let names: Vec<String> = std::fs::read_dir(&e.root)
+            .unwrap()
+            .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".wrepl-")), "{names:?}");
     }
 
     #[tokio::test]
