@@ -178,14 +178,7 @@ impl ContextManager {
                 Hydration::Fork { key: parent, boundary: pb } => {
                     // A forged parent log must not become a child that verifies.
                     let parent_log = self.log_name(parent, pb);
-                    let verdict = store.verify(&parent_log)?;
-                    if !verdict.ok {
-                        let bad = verdict.first_bad.unwrap_or(crate::replay::store::BadLink {
-                            seq: 0,
-                            reason: "the log failed verification".into(),
-                        });
-                        return Err(ReplError::Tampered { session: parent_log, seq: bad.seq, reason: bad.reason });
-                    }
+                    crate::repl::verified(&**store, &parent_log)?;
                     let events = store.load(&parent_log)?;
                     store.delete(&name)?;
                     let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();

@@ -107,7 +107,7 @@ pub use runtime::{
     MAX_REGISTERED_TOOLS,
 };
 pub use script::{prepare, ScriptLimits, ScriptRejected};
-pub use text::terminal_safe;
+pub use text::{panic_line, terminal_safe};
 pub use tools::chdir::CHDIR;
 pub use tools::sampling::{SampleError, SampleRequest, Sampler};
 pub use tools::{

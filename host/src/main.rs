@@ -17,18 +17,8 @@ fn main() -> ExitCode {
     // A panic that is caught (a tool's, turned into a tool error) still goes
     // through the hook: print one capped line, not a megabyte of message.
     std::panic::set_hook(Box::new(|info| {
-        let payload = info.payload();
-        let text = payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("(no message)");
-        let mut line: String = text.lines().next().unwrap_or("").chars().take(300).collect();
-        if line.len() < text.len() {
-            line.push_str(&format!("… ({} bytes)", text.len()));
-        }
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("wrepl: internal panic{at}: {}", line.escape_debug());
+        eprintln!("wrepl: internal panic{at}: {}", wrepl::terminal_safe(&wrepl::panic_line(info.payload())));
     }));
     let cli = cli::Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

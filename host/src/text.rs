@@ -54,8 +54,9 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The first line of a panic's message, cut to 200 characters, for an error
-/// that reaches the model (a panic message can be megabytes long).
-pub(crate) fn panic_line(payload: &(dyn std::any::Any + Send)) -> String {
+/// that reaches the model or a log line (a panic message can be megabytes
+/// long). Not escaped: callers printing to a terminal escape it.
+pub fn panic_line(payload: &(dyn std::any::Any + Send)) -> String {
     let text = payload
         .downcast_ref::<&str>()
         .copied()

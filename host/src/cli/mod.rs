@@ -202,7 +202,9 @@ pub(crate) fn builder(
     }
     if p.progress {
         b = b.events(Arc::new(|e: &ProgressEvent| {
-            eprintln!(
+            // A downstream MCP server writes the message: it may hold
+            // terminal control sequences.
+            let line = format!(
                 "[progress] {} {} {:?} {:.1}ms{}",
                 e.tool_use_id,
                 e.tool,
@@ -210,6 +212,7 @@ pub(crate) fn builder(
                 e.elapsed_ms,
                 e.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
             );
+            eprintln!("{}", wrepl::terminal_safe(&line));
         }));
     }
     Ok(b)

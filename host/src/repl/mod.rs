@@ -144,6 +144,17 @@ struct ActiveSession {
 
 pub use crate::replay::player::{BlockVerdict, RestoreReport, Verdict};
 
+/// `Ok` when `session`'s log verifies (chain and head), else
+/// [`ReplError::Tampered`] naming the first bad event; store errors as they are.
+pub(crate) fn verified(store: &dyn LogStore, session: &str) -> Result<(), ReplError> {
+    let report = store.verify(session)?;
+    if report.ok {
+        return Ok(());
+    }
+    let (seq, reason) = report.first_bad.map_or((0, "the log failed verification".to_string()), |b| (b.seq, b.reason));
+    Err(ReplError::Tampered { session: session.to_string(), seq, reason })
+}
+
 /// Validate a user-supplied timeout (milliseconds). `None` gives the default;
 /// values above the maximum are clamped; zero, negative, non-finite and
 /// non-numeric values are rejected.
@@ -431,20 +442,14 @@ impl Repl {
             }
             LeaseTaken::Free => None,
         };
-        let verdict = cfg.store.verify(&cfg.name)?;
-        if !verdict.ok {
-            let bad = verdict
-                .first_bad
-                .unwrap_or(crate::replay::store::BadLink { seq: 0, reason: "the log failed verification".into() });
+        if let Err(tampered) = verified(&*cfg.store, &cfg.name) {
+            let ReplError::Tampered { seq, reason, .. } = &tampered else { return Err(tampered) };
             match cfg.on_tamper {
-                OnTamper::Refuse => {
-                    return Err(ReplError::Tampered { session: cfg.name.clone(), seq: bad.seq, reason: bad.reason })
-                }
+                OnTamper::Refuse => return Err(tampered),
                 OnTamper::Fresh => {
                     let aside = cfg.store.quarantine(&cfg.name)?;
                     report.notes.push(format!(
-                        "the session's log failed verification at event {} ({}); it was moved aside as {aside:?} and the session starts fresh: nothing was replayed",
-                        bad.seq, bad.reason
+                        "the session's log failed verification at event {seq} ({reason}); it was moved aside as {aside:?} and the session starts fresh: nothing was replayed"
                     ));
                 }
             }

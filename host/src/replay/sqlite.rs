@@ -269,6 +269,13 @@ fn read_lease(conn: &Connection, session: &str) -> Result<Option<(String, LeaseH
     Ok(row)
 }
 
+/// The error of a writer whose lease is no longer its own, naming who holds
+/// the session now (from [`read_lease`]).
+fn lease_lost(session: &str, now_held: Option<(String, LeaseHolder, LeaseOwner)>) -> StoreError {
+    let by = now_held.map_or_else(|| "nobody".to_string(), |(_, h, _)| format!("pid {} on {}", h.pid, h.host));
+    StoreError::LeaseLost { session: session.to_string(), by }
+}
+
 /// Why a lease is stale, as `me` sees it; `None` while its holder is live.
 fn stale(me: &LeaseOwner, holder: &LeaseHolder, recorded: &LeaseOwner, ttl: Duration) -> Option<&'static str> {
     if me.sees_dead(recorded) {
@@ -402,21 +409,9 @@ impl LogStore for SqliteStore {
         let encoded = encode(events)?;
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let holder: Option<(String, i64, String)> = tx
-            .query_row("SELECT owner, pid, host FROM leases WHERE session = ?1", [session], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get::<_, Option<i64>>(1)?.unwrap_or(0),
-                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                ))
-            })
-            .optional()?;
-        match holder {
+        match read_lease(&tx, session)? {
             Some((owner, ..)) if owner == owner_id => {}
-            Some((_, pid, host)) => {
-                return Err(StoreError::LeaseLost { session: session.to_string(), by: format!("pid {pid} on {host}") })
-            }
-            None => return Err(StoreError::LeaseLost { session: session.to_string(), by: "nobody".into() }),
+            other => return Err(lease_lost(session, other)),
         }
         let stored = append_in(&tx, session, encoded)?;
         tx.commit()?;
@@ -470,13 +465,7 @@ impl LogStore for SqliteStore {
         if n == 1 {
             return Ok(());
         }
-        let by: Option<(i64, String)> = conn
-            .query_row("SELECT pid, host FROM leases WHERE session = ?1", [session], |r| {
-                Ok((r.get::<_, Option<i64>>(0)?.unwrap_or(0), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
-            })
-            .optional()?;
-        let by = by.map(|(pid, host)| format!("pid {pid} on {host}")).unwrap_or_else(|| "nobody".into());
-        Err(StoreError::LeaseLost { session: session.to_string(), by })
+        Err(lease_lost(session, read_lease(&conn, session)?))
     }
 
     fn release_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
