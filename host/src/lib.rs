@@ -98,8 +98,8 @@ pub use pipeline::settings::{Settings, SettingsError};
 pub use process::confine as confinement;
 pub use repl::{
     cap_text, parse_timeout, timeout_from_ms, BlockVerdict, EvalOptions, EvalResult, Limits, OnTamper, Repl,
-    ReplBuilder, ReplError, RestoreReport, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS, HARD_WALL_MS,
-    MAX_TIMEOUT_MS, REGISTERED_PREFIX,
+    ReplBuilder, ReplError, RestoreReport, Resumption, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS,
+    HARD_WALL_MS, MAX_TIMEOUT_MS, REGISTERED_PREFIX,
 };
 pub use runtime::{
     Ambient, CallFailure, CancelToken, Divergence, EngineOptions, Event, FailureKind, RecordError, Recorder,

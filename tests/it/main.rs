@@ -12,6 +12,7 @@ mod http_auth;
 mod integrity;
 mod limits;
 mod mcp_downstream;
+mod mcp_modern;
 mod mcp_server;
 mod pipeline;
 mod protected;

@@ -22,22 +22,23 @@ use serde_json::{json, Value};
 /// What the test client saw.
 #[derive(Default)]
 pub(crate) struct Seen {
-    progress: Mutex<Vec<ProgressNotificationParam>>,
-    list_changed: AtomicUsize,
-    samplings: Mutex<Vec<CreateMessageRequestParams>>,
-    elicitations: Mutex<Vec<String>>,
+    pub(crate) progress: Mutex<Vec<ProgressNotificationParam>>,
+    pub(crate) list_changed: AtomicUsize,
+    pub(crate) samplings: Mutex<Vec<CreateMessageRequestParams>>,
+    pub(crate) elicitations: Mutex<Vec<String>>,
     /// The whole `elicitation/create` params (with `_meta`), as JSON.
-    elicitation_requests: Mutex<Vec<Value>>,
-    custom: Mutex<Vec<CustomNotification>>,
+    pub(crate) elicitation_requests: Mutex<Vec<Value>>,
+    pub(crate) custom: Mutex<Vec<CustomNotification>>,
 }
 
 /// A client that can sample (answers from a script) and approves through
 /// elicitation whatever mentions `approve_word`.
 #[derive(Clone)]
 pub(crate) struct TestClient {
-    seen: Arc<Seen>,
+    pub(crate) seen: Arc<Seen>,
     capable: bool,
     approve_word: &'static str,
+    version: ProtocolVersion,
 }
 
 impl ClientHandler for TestClient {
@@ -96,22 +97,41 @@ impl ClientHandler for TestClient {
             ClientCapabilities::default()
         };
         ClientConfig::new(caps, Implementation::new("wrepl-test-client", "0.0.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_protocol_version(self.version.clone())
     }
 }
 
+/// A client speaking 2025-11-25 (initialize, sessions, live server requests).
 pub(crate) fn client(capable: bool, approve_word: &'static str) -> TestClient {
-    TestClient { seen: Arc::new(Seen::default()), capable, approve_word }
+    TestClient { seen: Arc::new(Seen::default()), capable, approve_word, version: ProtocolVersion::V_2025_11_25 }
 }
 
-async fn start_stdio(c: TestClient, root: &Path, extra: &[&str]) -> RunningService<RoleClient, TestClient> {
+/// A client speaking 2026-07-28 (stateless; questions come as
+/// `input_required` rounds, which rmcp's `call_tool` answers through the
+/// same handler): connect it with [`modern`].
+pub(crate) fn modern_client(capable: bool, approve_word: &'static str) -> TestClient {
+    TestClient { seen: Arc::new(Seen::default()), capable, approve_word, version: ProtocolVersion::V_2026_07_28 }
+}
+
+/// Connect `c` over `transport` with `server/discover` (2026-07-28).
+pub(crate) async fn modern<T, E, A>(c: TestClient, transport: T) -> RunningService<RoleClient, TestClient>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    c.serve_with_lifecycle(transport, mode).await.expect("server/discover with wrepl serve")
+}
+
+pub(crate) async fn start_stdio(c: TestClient, root: &Path, extra: &[&str]) -> RunningService<RoleClient, TestClient> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
     cmd.arg("serve").arg("--root").arg(root).args(extra).kill_on_drop(true);
     let transport = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::inherit()).spawn().unwrap().0;
     c.serve(transport).await.expect("MCP handshake with wrepl serve")
 }
 
-async fn call(service: &RunningService<RoleClient, TestClient>, tool: &str, args: Value) -> CallToolResult {
+pub(crate) async fn call(service: &RunningService<RoleClient, TestClient>, tool: &str, args: Value) -> CallToolResult {
     let Value::Object(args) = args else { panic!("arguments must be an object") };
     tokio::time::timeout(
         Duration::from_secs(60),
@@ -122,19 +142,24 @@ async fn call(service: &RunningService<RoleClient, TestClient>, tool: &str, args
     .expect("tool call failed at the protocol level")
 }
 
-fn structured(r: &CallToolResult) -> Value {
+pub(crate) fn structured(r: &CallToolResult) -> Value {
     r.structured_content.clone().unwrap_or(Value::Null)
 }
 
-fn text(r: &CallToolResult) -> String {
-    serde_json::to_value(&r.content)
+/// The result's text, without the `[context: HANDLE]` line it ends with.
+pub(crate) fn text(r: &CallToolResult) -> String {
+    let all = serde_json::to_value(&r.content)
         .unwrap()
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|c| c["text"].as_str().map(str::to_string))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    match all.rfind("[context: ") {
+        Some(i) if all[i..].ends_with(']') && !all[i..].contains('\n') => all[..i].trim_end_matches('\n').to_string(),
+        _ => all,
+    }
 }
 
 async fn tool_names(service: &RunningService<RoleClient, TestClient>) -> Vec<String> {

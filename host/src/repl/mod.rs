@@ -138,6 +138,8 @@ impl std::fmt::Debug for SessionConfig {
 
 struct ActiveSession {
     recorder: Arc<SessionRecorder>,
+    store: Arc<dyn LogStore>,
+    name: String,
     next_block: u64,
     boundary: String,
 }
@@ -189,6 +191,25 @@ pub struct EvalOptions {
     pub fuel: Option<u64>,
     /// Cancels the evaluation when triggered.
     pub cancel: CancelToken,
+    /// Inner calls that stopped to wait for the client's input (filled by
+    /// the approver or sampler that stopped them). When any are left at the
+    /// end, the block is recorded as suspended at them, to be continued
+    /// later with [`Repl::continue_block`].
+    pub waiting: Option<Arc<std::sync::Mutex<std::collections::BTreeSet<u32>>>>,
+    /// Continue this suspended block instead of starting a new one (the
+    /// code must be the block's own): see [`Resumption`].
+    pub continues: Option<Resumption>,
+}
+
+/// Which suspended block an evaluation continues: its number, and the
+/// calls that waited for input (they run now; everything the block did
+/// before it stopped is answered from the log, so nothing runs twice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resumption {
+    /// The suspended block's number.
+    pub block: u64,
+    /// The calls it stopped at, as its `Suspended` event names them.
+    pub waiting: Vec<u32>,
 }
 
 /// What one evaluation returns.
@@ -460,7 +481,20 @@ impl Repl {
             let block = events.last().map_or(0, |e| e.block);
             cfg.store.append_leased(&cfg.name, lease.owner_id(), &[(block, Event::Takeover { previous })])?;
         }
+        let continued: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e.event {
+                Event::Continues { block } => Some(block),
+                _ => None,
+            })
+            .collect();
         let plan = player::plan(events, Duration::from_millis(MAX_TIMEOUT_MS));
+        for b in plan.suspended.iter().filter(|b| !continued.contains(b)) {
+            report.notes.push(format!(
+                "block {b} stopped to wait for the client's input and has not been continued; it was not \
+                 replayed (calls it made before stopping did run)"
+            ));
+        }
         for mut block in plan.blocks {
             let tape = std::mem::take(&mut block.tape);
             let (result, observation) = self.run_block(&block.code, block.budget, EvalOptions::default(), tape).await?;
@@ -470,13 +504,77 @@ impl Repl {
         report.summarize();
         let next_block = plan.next_block;
         let recorder = Arc::new(SessionRecorder::leased(cfg.store.clone(), cfg.name.clone(), lease));
-        self.session = Some(ActiveSession { recorder, next_block, boundary: cfg.boundary });
+        self.session = Some(ActiveSession {
+            recorder,
+            store: cfg.store.clone(),
+            name: cfg.name.clone(),
+            next_block,
+            boundary: cfg.boundary,
+        });
         self.restore = Some(report);
         Ok(())
     }
 
     /// Evaluate `code` in this context.
-    pub async fn eval(&mut self, code: &str, opts: EvalOptions) -> Result<EvalResult, ReplError> {
+    ///
+    /// With [`EvalOptions::continues`], the suspended block is continued
+    /// instead (see [`Resumption`]); `code` must be that block's code.
+    pub async fn eval(&mut self, code: &str, mut opts: EvalOptions) -> Result<EvalResult, ReplError> {
+        match opts.continues.take() {
+            Some(r) => self.continue_block(code, r, opts).await,
+            None => self.eval_block(code, opts, None).await,
+        }
+    }
+
+    /// The number of the newest block recorded in this context's session.
+    pub fn last_block(&self) -> Option<u64> {
+        self.session.as_ref().and_then(|s| s.next_block.checked_sub(1))
+    }
+
+    /// The session this context records into, when it records.
+    pub fn session_name(&self) -> Option<&str> {
+        self.session.as_ref().map(|s| s.name.as_str())
+    }
+
+    /// Continue suspended block `block` of this context's session: its
+    /// code is evaluated again as a new block, every boundary event up to
+    /// the suspension answered from the log (nothing that ran runs again),
+    /// except the calls that waited for input (`waiting`, which must be the
+    /// ones the log names), which run now; then live. The context must be
+    /// in the state the block started from: hydrated from the log, which
+    /// skips suspended blocks.
+    async fn continue_block(&mut self, code: &str, r: Resumption, opts: EvalOptions) -> Result<EvalResult, ReplError> {
+        let Resumption { block, waiting } = r;
+        let Some(sess) = &self.session else {
+            return Err(ReplError::InvalidInput("this context records no session; nothing can be continued".into()));
+        };
+        if sess.next_block <= block {
+            return Err(ReplError::InvalidInput(format!("block {block} is not in this context's session")));
+        }
+        let events = sess.store.load(&sess.name)?;
+        if events.iter().any(|e| matches!(&e.event, Event::Continues { block: b } if *b == block)) {
+            return Err(ReplError::InvalidInput(format!("block {block} was already continued")));
+        }
+        let Some((logged, prefix, calls)) = player::suspended_block(&events, block) else {
+            return Err(ReplError::InvalidInput(format!("block {block} is not a suspended block of this session")));
+        };
+        if logged != code {
+            return Err(ReplError::InvalidInput(format!(
+                "the code differs from the code of suspended block {block}; a continuation runs the same code"
+            )));
+        }
+        if calls != waiting {
+            return Err(ReplError::InvalidInput(format!("block {block} waits on call(s) {calls:?}, not {waiting:?}")));
+        }
+        self.eval_block(code, opts, Some((block, prefix, calls))).await
+    }
+
+    async fn eval_block(
+        &mut self,
+        code: &str,
+        opts: EvalOptions,
+        continues: Option<(u64, Vec<Event>, Vec<u32>)>,
+    ) -> Result<EvalResult, ReplError> {
         let timeout = opts.timeout.unwrap_or(Duration::from_millis(DEFAULT_TIMEOUT_MS));
         if timeout.is_zero() {
             return Err(ReplError::InvalidInput("timeout must be positive".into()));
@@ -493,11 +591,18 @@ impl Repl {
         if let (Some(rec), Some(sess)) = (&recorder, &self.session) {
             rec.set_block(sess.next_block);
             let _ = rec.record(Event::Begin { code: code.to_string(), boundary: sess.boundary.clone() }, false);
+            if let Some((block, ..)) = &continues {
+                let _ = rec.record(Event::Continues { block: *block }, false);
+            }
         }
-        let tape = match &recorder {
-            Some(r) => Tape::Record(r.clone()),
-            None => Tape::Off,
+        let tape = match (&recorder, continues) {
+            (Some(r), Some((_, prefix, live_calls))) => {
+                Tape::Continue(crate::runtime::Continuation { prefix, live_calls, recorder: r.clone() })
+            }
+            (Some(r), None) => Tape::Record(r.clone()),
+            (None, _) => Tape::Off,
         };
+        let waiting = opts.waiting.clone();
         // The registry is only copied when its revision moved.
         self.refresh_tools_seen();
         let (mut result, _) = self.run_block(code, timeout, opts, tape).await?;
@@ -512,7 +617,14 @@ impl Repl {
                 .map(|t| format!("{REGISTERED_PREFIX}{}", t.name))
                 .collect();
         }
+        let waiting: Vec<u32> =
+            waiting.map(|w| w.lock().unwrap_or_else(|p| p.into_inner()).iter().copied().collect()).unwrap_or_default();
         if let (Some(rec), Some(sess)) = (&recorder, self.session.as_mut()) {
+            if !waiting.is_empty() {
+                if let Err(e) = rec.record(Event::Suspended { calls: waiting.clone() }, false) {
+                    result.stderr.push_str(&format!("[wrepl] warning: {e}\n"));
+                }
+            }
             let end = Event::End {
                 threw: result.error.is_some(),
                 error: result.error.as_ref().map(|e| format!("{}: {}", e.name, e.message)),

@@ -67,6 +67,24 @@ pub struct Replayed {
 /// expected to be stopped again, quickly).
 const STOPPED_BLOCK_BUDGET: Duration = Duration::from_millis(1000);
 
+/// The recorded body of suspended block `block` (its boundary events,
+/// without Begin, End and notes) and the calls that waited for input, to
+/// continue it; `None` when the log has no such suspended block.
+pub fn suspended_block(events: &[StoredEvent], block: u64) -> Option<(String, Vec<Event>, Vec<u32>)> {
+    let mut code = None;
+    let mut waiting = None;
+    let mut body = Vec::new();
+    for e in events.iter().filter(|e| e.block == block) {
+        match &e.event {
+            Event::Begin { code: c, .. } => code = Some(c.clone()),
+            Event::Suspended { calls } => waiting = Some(calls.clone()),
+            Event::End { .. } | Event::Takeover { .. } | Event::Continues { .. } => {}
+            other => body.push(other.clone()),
+        }
+    }
+    Some((code?, body, waiting?))
+}
+
 /// One recorded block, ready to be re-evaluated.
 #[derive(Debug)]
 pub struct PlannedBlock {
@@ -91,10 +109,15 @@ pub struct Plan {
     pub blocks: Vec<PlannedBlock>,
     /// The number of the next block recorded.
     pub next_block: u64,
+    /// Blocks skipped because they were suspended waiting for the client's
+    /// input (a continuation, when one was made, is a later block).
+    pub suspended: Vec<u64>,
 }
 
 /// Split a session's log into blocks to re-evaluate; `full_budget` is the
-/// budget of a block that was not stopped when recorded.
+/// budget of a block that was not stopped when recorded. A block suspended
+/// for the client's input is not re-evaluated: it ended without a result,
+/// and its continuation, if any, is a later block recorded whole.
 pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
     let mut by_block: BTreeMap<u64, Vec<Event>> = BTreeMap::new();
     for e in events {
@@ -106,16 +129,22 @@ pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
         let mut code = None;
         let mut end = None;
         let mut body = Vec::new();
+        let mut suspended = false;
         for e in events {
             match e {
                 Event::Begin { code: c, .. } => code = Some(c),
                 Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
                 // A lease takeover is a note of the store, not a boundary event.
-                Event::Takeover { .. } => {}
+                Event::Takeover { .. } | Event::Continues { .. } => {}
+                Event::Suspended { .. } => suspended = true,
                 other => body.push(other),
             }
         }
         let Some(code) = code else { continue };
+        if suspended {
+            plan.suspended.push(n);
+            continue;
+        }
         let tools: Vec<String> = body
             .iter()
             .filter_map(|e| match e {

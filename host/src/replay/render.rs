@@ -110,6 +110,11 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
                 }
             }
             Event::Takeover { previous } => writeln!(out, "lease taken over from {previous}")?,
+            Event::Continues { block: b } => writeln!(out, "  (continues suspended block {b})")?,
+            Event::Suspended { calls } => {
+                let list: Vec<String> = calls.iter().map(|c| format!("#{c}")).collect();
+                writeln!(out, "  suspended: call(s) {} wait for the client's input", list.join(", "))?;
+            }
             _ => {}
         }
     }

@@ -211,6 +211,12 @@ impl SqliteStore {
                 }
             }
         }
+        // Not part of the log's schema: servers' keys and when each session
+        // was last used (read by nothing that verifies or replays a log).
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL);
+             CREATE TABLE IF NOT EXISTS activity(session TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);",
+        )?;
         tx.commit()?;
         Ok(Self { conn: Mutex::new(conn), path: None })
     }
@@ -641,8 +647,46 @@ impl LogStore for SqliteStore {
         }
         tx.execute("DELETE FROM events WHERE session = ?1", [session])?;
         tx.execute("DELETE FROM sessions WHERE name = ?1", [session])?;
+        tx.execute("DELETE FROM activity WHERE session = ?1", [session])?;
         tx.commit()?;
         Ok(())
+    }
+
+    fn secret(&self, name: &str) -> Result<Vec<u8>, StoreError> {
+        let mut fresh = [0u8; 32];
+        getrandom::fill(&mut fresh)
+            .map_err(|e| StoreError::Io(std::io::Error::other(format!("no randomness for a new key: {e}"))))?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("INSERT OR IGNORE INTO secrets(name, value) VALUES (?1, ?2)", params![name, &fresh[..]])?;
+        let value: Vec<u8> = tx.query_row("SELECT value FROM secrets WHERE name = ?1", [name], |r| r.get(0))?;
+        tx.commit()?;
+        if value.len() < 32 {
+            return Err(StoreError::Corrupt {
+                session: String::new(),
+                seq: None,
+                reason: format!("the stored secret {name:?} is {} bytes, fewer than 32", value.len()),
+            });
+        }
+        Ok(value)
+    }
+
+    fn touch(&self, session: &str, at_ms: u64) -> Result<(), StoreError> {
+        validate_session_name(session)?;
+        let conn = self.lock();
+        conn.execute(
+            "INSERT INTO activity(session, at_ms) VALUES (?1, ?2) \
+             ON CONFLICT(session) DO UPDATE SET at_ms = MAX(at_ms, excluded.at_ms)",
+            params![session, at_ms as i64],
+        )?;
+        Ok(())
+    }
+
+    fn touched(&self, session: &str) -> Result<Option<u64>, StoreError> {
+        let conn = self.lock();
+        let at: Option<i64> =
+            conn.query_row("SELECT at_ms FROM activity WHERE session = ?1", [session], |r| r.get(0)).optional()?;
+        Ok(at.map(|v| v.max(0) as u64))
     }
 }
 

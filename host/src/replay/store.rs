@@ -340,6 +340,18 @@ pub trait LogStore: Send + Sync {
     /// ([`StoreError::SessionBusy`]).
     fn delete(&self, session: &str) -> Result<(), StoreError>;
 
+    /// The store's secret `name` (32 random bytes, created on first use and
+    /// kept in the store): the key servers sharing this store sign context
+    /// handles and request states with.
+    fn secret(&self, name: &str) -> Result<Vec<u8>, StoreError>;
+
+    /// Record that `session` was used at `at_ms` (milliseconds since the
+    /// Unix epoch): idle lifetimes are measured from it.
+    fn touch(&self, session: &str, at_ms: u64) -> Result<(), StoreError>;
+
+    /// When `session` was last [`LogStore::touch`]ed, if ever.
+    fn touched(&self, session: &str) -> Result<Option<u64>, StoreError>;
+
     /// The file the store keeps its data in, when it has one (absolute):
     /// wrepl protects it (and its `-wal`, `-shm` and `-journal` siblings)
     /// from the file tools.

@@ -15,12 +15,26 @@ pub use host::{
     Ambient, CallFailure, CallFuture, CallHandler, FailureKind, NoTools, RegisteredTool, SystemAmbient,
     MAX_REGISTERED_TOOLS,
 };
-pub use tape::{Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
+pub use tape::{Continuation, Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use host::HostState;
+
+tokio::task_local! {
+    /// Index (among its evaluation's calls) of the inner call whose handler
+    /// future is being polled.
+    static CALL_INDEX: u32;
+}
+
+/// Inside an inner call's handler (its pipeline, tool, approver or
+/// sampler), the call's index among its evaluation's calls, as the replay
+/// log numbers them; `None` outside an inner call (e.g. a front end's own
+/// call).
+pub fn current_call_index() -> Option<u32> {
+    CALL_INDEX.try_with(|i| *i).ok()
+}
 use wasmtime::Store;
 
 pub(crate) mod bindings {

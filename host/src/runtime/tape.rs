@@ -89,6 +89,21 @@ pub enum Event {
         /// The previous holder and why its lease was stale.
         previous: String,
     },
+    /// The block stopped at calls that wait for the client's input (an
+    /// approval or a model sample asked through a multi round-trip request).
+    /// Written before the block's `End`; replay skips a suspended block: its
+    /// continuation (a later block with [`Event::Continues`]) re-records it
+    /// whole.
+    Suspended {
+        /// Indices of the calls that wait for input (never started).
+        calls: Vec<u32>,
+    },
+    /// This block continues suspended block `block`: its events replay that
+    /// block's recording up to the waiting calls, then run live.
+    Continues {
+        /// The suspended block's number.
+        block: u64,
+    },
 }
 
 /// Why a [`Recorder`] could not record an event.
@@ -120,6 +135,30 @@ pub enum Tape {
     Record(std::sync::Arc<dyn Recorder>),
     /// Answered from these recorded events (one block, without Begin/End).
     Replay(Vec<Event>),
+    /// A suspended block continued: answered from its recorded events
+    /// (re-recorded), except the calls that waited for input, which run
+    /// live; once the recording is used up, live and recorded.
+    Continue(Continuation),
+}
+
+impl std::fmt::Debug for Continuation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Continuation")
+            .field("prefix", &self.prefix.len())
+            .field("live_calls", &self.live_calls)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Tape::Continue`] needs.
+#[derive(Clone)]
+pub struct Continuation {
+    /// The suspended block's recorded events (without Begin, End and notes).
+    pub prefix: Vec<Event>,
+    /// Indices of the calls that waited for input: these run live.
+    pub live_calls: Vec<u32>,
+    /// Where the continuing block is recorded.
+    pub recorder: std::sync::Arc<dyn Recorder>,
 }
 
 impl std::fmt::Debug for Tape {
@@ -128,6 +167,7 @@ impl std::fmt::Debug for Tape {
             Tape::Off => f.write_str("Off"),
             Tape::Record(_) => f.write_str("Record"),
             Tape::Replay(e) => write!(f, "Replay({} events)", e.len()),
+            Tape::Continue(c) => write!(f, "Continue({} events, live {:?})", c.prefix.len(), c.live_calls),
         }
     }
 }
@@ -177,6 +217,8 @@ pub(crate) fn describe(e: Option<&Event>) -> String {
         Some(Event::Begin { .. }) => "the start of a block".into(),
         Some(Event::End { .. }) => "the end of the block".into(),
         Some(Event::Takeover { .. }) => "a lease takeover".into(),
+        Some(Event::Suspended { .. }) => "a suspension for input".into(),
+        Some(Event::Continues { .. }) => "a continuation".into(),
     }
 }
 
@@ -322,6 +364,12 @@ pub(crate) fn load(tape: Tape) -> Box<dyn Deck> {
         Tape::Off => Box::new(Off::default()),
         Tape::Record(recorder) => Box::new(Recording { recorder, calls: 0, recorded: 0 }),
         Tape::Replay(events) => Box::new(Replaying { cursor: Cursor::new(events) }),
+        Tape::Continue(c) => Box::new(Continuing {
+            cursor: Cursor::new(c.prefix),
+            rec: Recording { recorder: c.recorder, calls: 0, recorded: 0 },
+            live: c.live_calls.into_iter().collect(),
+            replayed: Default::default(),
+        }),
     }
 }
 
@@ -520,6 +568,180 @@ impl Deck for Replaying {
                 None if !host.timers_armed() => Next::Answer(None),
                 None => self.drift(None, "waiting for a completion".into(), host),
             },
+            Some(_) => self.drift(None, "waiting for a completion".into(), host),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Option<ReplayObservation> {
+        let mut c = self.cursor;
+        if c.divergence.is_none() && !c.is_exhausted() {
+            c.diverge(None, "the block ended".into());
+        }
+        Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
+    }
+}
+
+/// A suspended block continued: its recording answers the guest (and is
+/// recorded again, into the continuing block) until it is used up, except
+/// the calls that waited for input, which run live now; then everything is
+/// live and recorded. Calls the recording started but never completed
+/// (other than the waiting ones) are answered `outcome_unknown`, never run.
+struct Continuing {
+    cursor: Cursor,
+    rec: Recording,
+    /// Call indices that run live although the recording has their intent.
+    live: std::collections::BTreeSet<u32>,
+    /// Replayed calls whose completion has not been delivered yet.
+    replayed: std::collections::BTreeSet<u32>,
+}
+
+impl Continuing {
+    fn drift(&mut self, call: Option<u32>, actual: String, host: &mut dyn TapeHost) -> Next {
+        self.cursor.diverge(call, actual);
+        host.stop(StopReason::Cancelled);
+        Next::Answer(Some(types::Completion::Interrupted))
+    }
+}
+
+impl Deck for Continuing {
+    fn call_starts(
+        &mut self,
+        tool: &str,
+        input: &str,
+        fingerprint: &dyn Fn() -> String,
+        host: &mut dyn TapeHost,
+    ) -> Start {
+        if self.cursor.divergence.is_some() {
+            return Start::Refused(call_error(
+                "replay-drift",
+                format!("continuation drift: this block left its recording earlier; {tool} was not run"),
+            ));
+        }
+        if self.cursor.is_exhausted() {
+            return self.rec.call_starts(tool, input, fingerprint, host);
+        }
+        let index = self.cursor.next_call_index();
+        self.rec.calls = index + 1;
+        let recorded = match self.cursor.peek() {
+            Some(Event::Call { tool: t, input: i, .. }) if t == tool && i == input => self.cursor.next(),
+            _ => None,
+        };
+        let Some(intent) = recorded else {
+            self.cursor.diverge(Some(index), format!("call of {tool}"));
+            return Start::Refused(call_error(
+                "replay-drift",
+                format!(
+                    "continuation drift: when this block was suspended it did not make call #{index} ({tool}) with \
+                     this input here; nothing was run"
+                ),
+            ));
+        };
+        if let Err(e) = self.rec.record(intent, true, host) {
+            return Start::Refused(call_error(
+                "log-failure",
+                format!("the call was not run because its intent could not be written to the replay log: {e}"),
+            ));
+        }
+        if self.live.contains(&index) {
+            return Start::Run { index };
+        }
+        if let Some(Event::Refused { call, .. }) = self.cursor.peek() {
+            if *call == index {
+                let Some(refused @ Event::Refused { .. }) = self.cursor.next() else { unreachable!() };
+                let Event::Refused { error_kind, message, .. } = refused.clone() else { unreachable!() };
+                let _ = self.rec.record(refused, false, host);
+                return Start::Refused(call_error(&error_kind, message));
+            }
+        }
+        self.replayed.insert(index);
+        Start::Replayed { index }
+    }
+
+    fn call_refused(&mut self, index: u32, error: &types::CallError, host: &mut dyn TapeHost) {
+        self.rec.call_refused(index, error, host);
+    }
+
+    fn call_done(&mut self, index: u32, outcome: &Result<String, types::CallError>, host: &mut dyn TapeHost) {
+        self.rec.call_done(index, outcome, host);
+    }
+
+    fn timer_fired(&mut self, id: u32, host: &mut dyn TapeHost) {
+        self.rec.timer_fired(id, host);
+    }
+
+    fn now(&mut self, host: &mut dyn TapeHost) -> f64 {
+        if let Some(Event::Now { us }) = self.cursor.peek() {
+            let us = *us;
+            self.cursor.next();
+            let _ = self.rec.record(Event::Now { us }, false, host);
+            return us;
+        }
+        if !self.cursor.is_exhausted() {
+            self.cursor.diverge(None, "a clock read".into());
+        }
+        self.rec.now(host)
+    }
+
+    fn random(&mut self, host: &mut dyn TapeHost) -> u64 {
+        if let Some(Event::Random { value }) = self.cursor.peek() {
+            let value = *value;
+            self.cursor.next();
+            let _ = self.rec.record(Event::Random { value }, false, host);
+            return value;
+        }
+        if !self.cursor.is_exhausted() {
+            self.cursor.diverge(None, "a random draw".into());
+        }
+        self.rec.random(host)
+    }
+
+    fn next_completion(&mut self, host: &mut dyn TapeHost) -> Next {
+        if host.interrupted() {
+            return Next::Answer(Some(types::Completion::Interrupted));
+        }
+        if self.cursor.divergence.is_some() {
+            return self.drift(None, "waiting for a completion".into(), host);
+        }
+        match self.cursor.peek() {
+            Some(Event::Done { call, .. }) => {
+                let call = *call;
+                if self.live.contains(&call) || !self.replayed.contains(&call) {
+                    return self.drift(Some(call), "a completion of a call that was not started".into(), host);
+                }
+                let Some(id) = host.call_id(call) else {
+                    return self.drift(Some(call), "a completion of a call that was not started".into(), host);
+                };
+                let Some(done) = self.cursor.next() else { unreachable!() };
+                let Event::Done { ok, payload, error_kind, .. } = done.clone() else { unreachable!() };
+                let _ = self.rec.record(done, false, host);
+                host.settle(id);
+                self.replayed.remove(&call);
+                let outcome = if ok { Ok(payload) } else { Err(call_error(&error_kind, payload)) };
+                Next::Answer(Some(types::Completion::Call(types::CallDone { id, outcome })))
+            }
+            Some(Event::Timer { id }) => {
+                let id = *id;
+                let Some(timer) = self.cursor.next() else { unreachable!() };
+                let _ = self.rec.record(timer, false, host);
+                host.disarm(id);
+                Next::Answer(Some(types::Completion::Timer(id)))
+            }
+            None => {
+                // The recording is used up. Replayed calls it never completed
+                // were running when the block was suspended: never re-run them.
+                while let Some(index) = self.replayed.pop_first() {
+                    let Some(id) = host.call_id(index) else { continue };
+                    host.settle(id);
+                    self.cursor.unknown.push(index);
+                    let outcome = Err(call_error(
+                        "outcome-unknown",
+                        "outcome_unknown: this call was running when its block was suspended for input; whether it took effect is unknown, so it was not run again".into(),
+                    ));
+                    self.rec.call_done(index, &outcome, host);
+                    return Next::Answer(Some(types::Completion::Call(types::CallDone { id, outcome })));
+                }
+                Next::Live
+            }
             Some(_) => self.drift(None, "waiting for a completion".into(), host),
         }
     }

@@ -76,6 +76,11 @@ impl Fingerprint {
         Self(Sha256::digest(token.as_bytes()).into())
     }
 
+    /// The digest's bytes.
+    pub(crate) fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     /// Lower-case hex of the first 8 bytes (for messages; not a secret, and
     /// not enough to find the token).
     pub fn short(&self) -> String {

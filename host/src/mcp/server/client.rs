@@ -2,11 +2,31 @@
 //! (`sampling/createMessage`) and approvals for permission `ask`
 //! (`elicitation/create`, a yes/no form).
 
+use super::hub::{self, Ctx, Reply};
 use super::*;
 
-/// Answers `haiku(...)` through the client's `sampling/createMessage`.
+/// Answers `haiku(...)`: through the client's `sampling/createMessage`
+/// (2025-11-25), or as an input request of the round (2026-07-28).
 pub(super) struct McpSampler {
-    pub(super) conn: Weak<Connection>,
+    pub(super) ctx: Weak<Ctx>,
+}
+
+/// The text of a `sampling/createMessage` result.
+fn sampled_text(v: &Value) -> Result<String, SampleError> {
+    let content = &v["content"];
+    match content {
+        Value::Array(items) => Ok(items
+            .iter()
+            .filter(|c| c["type"] == "text")
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("")),
+        c if c["type"] == "text" => Ok(c["text"].as_str().unwrap_or_default().to_string()),
+        _ => Err(SampleError::Failed(format!(
+            "the client's reply has no text content (got {})",
+            content.get("type").and_then(Value::as_str).unwrap_or("nothing")
+        ))),
+    }
 }
 
 impl Sampler for McpSampler {
@@ -15,25 +35,44 @@ impl Sampler for McpSampler {
         request: SampleRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<String, SampleError>> {
-        let peer = self.conn.upgrade().and_then(|c| lock(&c.peer).clone());
+        let link = self
+            .ctx
+            .upgrade()
+            .and_then(|c| lock(&c.link).as_ref().map(|l| (l.peer.clone(), l.caps.sampling.is_some(), l.round.clone())));
+        let mut params = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": request.prompt}}],
+            "maxTokens": request.max_tokens,
+            "modelPreferences": {"hints": [{"name": request.model}]},
+        });
+        if let Some(system) = request.system {
+            params["systemPrompt"] = Value::String(system);
+        }
         Box::pin(async move {
-            let Some(peer) = peer else {
-                return Err(SampleError::Unsupported("model sampling: the MCP connection is gone".into()));
+            let Some((peer, can_sample, round)) = link else {
+                return Err(SampleError::Unsupported("model sampling: no MCP request is being served".into()));
             };
-            if peer.peer_info().is_none_or(|i| i.capabilities.sampling.is_none()) {
+            if !can_sample {
                 return Err(SampleError::Unsupported(
                     "model sampling is not available: the MCP client did not declare the `sampling` capability \
                      (sampling/createMessage)"
                         .into(),
                 ));
             }
-            let mut params = json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": request.prompt}}],
-                "maxTokens": request.max_tokens,
-                "modelPreferences": {"hints": [{"name": request.model}]},
-            });
-            if let Some(system) = request.system {
-                params["systemPrompt"] = Value::String(system);
+            if let Some(round) = round {
+                let call = crate::runtime::current_call_index();
+                let key = match call {
+                    Some(i) => format!("sample-{i}"),
+                    None => "sample-front".to_string(),
+                };
+                let digest = hub::digest(&["sample", &params.to_string()]);
+                let input = json!({"method": "sampling/createMessage", "params": params});
+                return match round.ask(&key, &digest, input, call) {
+                    Reply::Answer(v) => sampled_text(v),
+                    Reply::Granted => Err(SampleError::Failed("a model sample cannot be granted in advance".into())),
+                    // The evaluation stops here; the answer comes with the retry.
+                    Reply::Asked if call.is_some() => std::future::pending().await,
+                    Reply::Asked => Err(SampleError::Failed("waiting for the client's model sample".into())),
+                };
             }
             #[allow(deprecated)]
             let params: CreateMessageRequestParams = serde_json::from_value(params)
@@ -44,24 +83,7 @@ impl Sampler for McpSampler {
                 r = call => r.map_err(|e| SampleError::Failed(e.to_string()))?,
                 _ = cancel.cancelled() => return Err(SampleError::Failed("cancelled".into())),
             };
-            let v = serde_json::to_value(&result).unwrap_or(Value::Null);
-            let content = &v["content"];
-            let text = match content {
-                Value::Array(items) => items
-                    .iter()
-                    .filter(|c| c["type"] == "text")
-                    .filter_map(|c| c["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                c if c["type"] == "text" => c["text"].as_str().unwrap_or_default().to_string(),
-                _ => {
-                    return Err(SampleError::Failed(format!(
-                        "the client's reply has no text content (got {})",
-                        content.get("type").and_then(Value::as_str).unwrap_or("nothing")
-                    )))
-                }
-            };
-            Ok(text)
+            sampled_text(&serde_json::to_value(&result).unwrap_or(Value::Null))
         })
     }
 }
@@ -91,44 +113,76 @@ pub(super) fn approval_message(tool: &str, input: &str, reason: &str) -> String 
     format!("wrepl asks permission to run {tool} ({reason}).\n{shown}\nAllow this call?")
 }
 
-/// Answers permission `ask` through `elicitation/create`; without client
-/// support the answer is no.
+/// Answers permission `ask`: through `elicitation/create` (2025-11-25), or
+/// as an input request of the round (2026-07-28). Without client support
+/// for elicitation the answer is no.
 pub(super) struct McpApprover {
-    pub(super) conn: Weak<Connection>,
+    pub(super) ctx: Weak<Ctx>,
+}
+
+/// The approval question: a yes/no form.
+fn approval_request(tool: &str, input: &Value, reason: &str) -> Value {
+    let whole = input.to_string();
+    json!({
+        "_meta": {
+            APPROVAL_INPUT_META: whole,
+            "wrepl/tool": tool,
+            "wrepl/inputChars": whole.chars().count(),
+        },
+        "mode": "form",
+        "message": approval_message(tool, &whole, reason),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "Allow this call"}},
+            "required": ["approve"]
+        }
+    })
+}
+
+/// Whether an elicitation result says yes.
+fn approved(v: &Value) -> bool {
+    v.get("action").and_then(Value::as_str) == Some("accept")
+        && v.get("content").and_then(|c| c.get("approve")).and_then(Value::as_bool) == Some(true)
 }
 
 impl Approver for McpApprover {
     fn approve(&self, tool: &str, input: &Value, reason: &str) -> BoxFuture<'static, bool> {
-        let peer = self.conn.upgrade().and_then(|c| lock(&c.peer).clone());
-        let whole = input.to_string();
-        let message = approval_message(tool, &whole, reason);
-        let meta = json!({
-            APPROVAL_INPUT_META: whole,
-            "wrepl/tool": tool,
-            "wrepl/inputChars": whole.chars().count(),
+        let link = self.ctx.upgrade().and_then(|c| {
+            lock(&c.link).as_ref().map(|l| (l.peer.clone(), l.caps.elicitation.is_some(), l.round.clone()))
         });
+        let params = approval_request(tool, input, reason);
+        let digest = hub::digest(&["approve", tool, &input.to_string()]);
         Box::pin(async move {
-            let Some(peer) = peer else { return false };
-            if peer.peer_info().is_none_or(|i| i.capabilities.elicitation.is_none()) {
+            let Some((peer, can_elicit, round)) = link else { return false };
+            if !can_elicit {
                 return false;
             }
-            let params = json!({
-                "_meta": meta,
-                "mode": "form",
-                "message": message,
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "Allow this call"}},
-                    "required": ["approve"]
-                }
-            });
+            if let Some(round) = round {
+                let call = crate::runtime::current_call_index();
+                let key = match call {
+                    Some(i) => format!("approve-{i}"),
+                    None => "approve-front".to_string(),
+                };
+                let input = json!({"method": "elicitation/create", "params": params});
+                return match round.ask(&key, &digest, input, call) {
+                    Reply::Answer(v) => {
+                        let yes = approved(v);
+                        if yes && call.is_none() {
+                            round.grant(&key, &digest);
+                        }
+                        yes
+                    }
+                    Reply::Granted => true,
+                    // The evaluation stops here; the answer comes with the retry.
+                    Reply::Asked if call.is_some() => std::future::pending().await,
+                    // A front call is refused for now; the request ends with the question.
+                    Reply::Asked => false,
+                };
+            }
             let Ok(params) = serde_json::from_value::<ElicitRequestParams>(params) else { return false };
             let answer = tokio::time::timeout(APPROVAL_TIMEOUT, peer.create_elicitation(params)).await;
             match answer {
-                Ok(Ok(r)) => {
-                    matches!(r.action, ElicitationAction::Accept)
-                        && r.content.as_ref().and_then(|c| c.get("approve")).and_then(Value::as_bool) == Some(true)
-                }
+                Ok(Ok(r)) => approved(&serde_json::to_value(&r).unwrap_or(Value::Null)),
                 _ => false,
             }
         })

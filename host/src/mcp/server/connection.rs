@@ -1,8 +1,10 @@
-//! One MCP connection's state: its contexts (a [`ContextManager`] whose
-//! main context records into the connection's session), progress routing
-//! to the outer call's token, the async-mode queue and its worker, and the
-//! evaluation of the model's `repl` and registered-tool calls.
+//! One MCP connection (a 2025-11-25 session, or one stateless 2026-07-28
+//! request): its token, its default context, the async-mode queue and its
+//! worker; and the evaluation of a `repl` or registered-tool call in a
+//! context, with progress routed to the outer call's token and questions
+//! routed to the client (live) or into the request's [`Round`] (MRTR).
 
+use super::hub::{Ctx, Hub, Link, Pending, Round};
 use super::*;
 
 /// Where the current outer call's progress goes.
@@ -29,28 +31,18 @@ pub(super) struct AsyncBook {
     pub(super) finished: VecDeque<String>,
 }
 
-pub(super) struct ConnState {
-    /// The connection's contexts (built on first use, once the session name
-    /// is settled); the model's calls go to the main one.
-    pub(super) contexts: Option<ContextManager>,
-}
-
 /// One MCP connection's state.
 pub(super) struct Connection {
     pub(super) options: Arc<ServerOptions>,
-    /// The session this connection records under; chosen (from `?session=`
-    /// over HTTP) until the context is built.
-    pub(super) name: Mutex<String>,
-    /// True once `name` is claimed in `options.live_sessions`.
-    pub(super) claimed: Mutex<bool>,
+    /// The session its default context records under, when one is named
+    /// (`--session`, or `?session=` over HTTP until the context is made).
+    pub(super) name: Mutex<Option<String>>,
     /// Over authenticated HTTP: the token the connection was first used
     /// with; every later request must carry the same one.
     pub(super) principal: Mutex<Option<Fingerprint>>,
+    /// The connection's own context (2025-11-25 clients that name none).
+    pub(super) default: Mutex<Option<Arc<Ctx>>>,
     pub(super) peer: Mutex<Option<Peer<RoleServer>>>,
-    pub(super) progress: Mutex<Option<ProgressTarget>>,
-    pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<(Peer<RoleServer>, ProgressNotificationParam)>,
-    pub(super) state: tokio::sync::Mutex<ConnState>,
-    pub(super) registered: Mutex<Vec<RegisteredTool>>,
     pub(super) book: Mutex<AsyncBook>,
     pub(super) queue: tokio::sync::mpsc::UnboundedSender<(String, String, Option<Duration>)>,
 }
@@ -60,15 +52,18 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Drop for Connection {
+    /// The connection's own context ends with it (a recorded one can come
+    /// back by replay, in a store that keeps it).
     fn drop(&mut self) {
-        if *lock(&self.claimed) {
-            let name = lock(&self.name).clone();
-            lock(&self.options.live_sessions).remove(&name);
+        let default = lock(&self.default).take();
+        if let (Some(ctx), Ok(hub)) = (default, self.options.hub()) {
+            hub.forget(ctx);
         }
     }
 }
 
-/// Runs a connection's async evaluations one after another.
+/// Runs a connection's async evaluations one after another, in its
+/// default context.
 pub(super) async fn async_worker(
     conn: Weak<Connection>,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<(String, String, Option<Duration>)>,
@@ -78,13 +73,28 @@ pub(super) async fn async_worker(
         if let Some(s) = lock(&c.book).states.get_mut(&id) {
             *s = AsyncState::Running;
         }
-        let opts = EvalOptions { timeout, ..EvalOptions::default() };
-        let (value, failed) = match c.run_repl(&code, opts, None).await {
-            Ok(out) => {
+        let peer = lock(&c.peer).clone();
+        let outcome = match (c.default_context(), peer) {
+            (Ok(ctx), Some(peer)) => {
+                let link = Link { peer, caps: Default::default(), round: None, progress: None };
+                let opts = EvalOptions { timeout, ..EvalOptions::default() };
+                let call = Call::Repl { code: code.clone() };
+                serve_call(&c.options, &ctx, call, opts, link, None).await.map_err(|e| e.to_string())
+            }
+            (Err(e), _) => Err(e),
+            (_, None) => Err("the MCP connection is gone".into()),
+        };
+        let (value, failed) = match outcome {
+            Ok(Served::Done(out)) => {
                 let failed = out.is_error == Some(true);
                 (json!({"eval_id": id, "status": "done", "is_error": failed, "result": to_value(&out)}), failed)
             }
-            Err(e) => (json!({"eval_id": id, "status": "done", "is_error": true, "error": e.to_string()}), true),
+            Ok(Served::Input(_)) => (
+                json!({"eval_id": id, "status": "done", "is_error": true,
+                       "error": "the evaluation needs the client's input, which async mode cannot ask for"}),
+                true,
+            ),
+            Err(e) => (json!({"eval_id": id, "status": "done", "is_error": true, "error": e}), true),
         };
         {
             let mut book = lock(&c.book);
@@ -105,182 +115,363 @@ pub(super) async fn async_worker(
             );
             let _ = peer.send_notification(ServerNotification::CustomNotification(n)).await;
         }
-        c.announce_tool_changes().await;
     }
 }
 
 impl Connection {
-    /// This connection's main context, built on first use (resuming its
-    /// session when one is stored); the restore report comes with the
-    /// evaluation that built it.
-    pub(super) async fn ensure_repl<'a>(
-        self: &Arc<Self>,
-        state: &'a mut ConnState,
-    ) -> Result<(&'a mut Repl, Option<RestoreReport>), ReplError> {
-        if state.contexts.is_none() {
-            let name = lock(&self.name).clone();
-            if !*lock(&self.claimed) {
-                if !lock(&self.options.live_sessions).insert(name.clone()) {
-                    return Err(ReplError::SessionBusy(name));
-                }
-                *lock(&self.claimed) = true;
-            }
-            let me = Arc::downgrade(self);
-            let sink_conn = Arc::downgrade(self);
-            let events: EventSink = Arc::new(move |e: &ProgressEvent| {
-                if let Some(c) = sink_conn.upgrade() {
-                    c.progress_event(e);
-                }
-            });
-            let template = self
-                .options
-                .builder
-                .clone()
-                .sampler(Arc::new(McpSampler { conn: me.clone() }))
-                .approver(Arc::new(McpApprover { conn: me }))
-                .events(events)
-                .session_id(name.clone());
-            state.contexts = Some(ContextManager::named(template, self.options.store.clone(), name));
+    /// The connection's own context, made on first use (named after its
+    /// session when one was chosen).
+    pub(super) fn default_context(&self) -> Result<Arc<Ctx>, String> {
+        let mut d = lock(&self.default);
+        if let Some(c) = d.as_ref() {
+            return Ok(c.clone());
         }
-        let contexts = state.contexts.as_mut().expect("built above");
-        let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
-        let restore = match status {
-            ContextStatus::Built { .. } => {
-                *lock(&self.registered) = repl.registered_tools();
-                repl.restore_report().cloned()
-            }
-            ContextStatus::Reused => None,
-        };
-        Ok((repl, restore))
+        let hub = self.options.hub().map_err(|e| e.to_string())?;
+        let owner = *lock(&self.principal);
+        let name = lock(&self.name).clone();
+        let ctx = hub.mint(owner, name)?;
+        *d = Some(ctx.clone());
+        Ok(ctx)
     }
+}
 
-    pub(super) fn progress_event(&self, e: &ProgressEvent) {
-        let mut target = lock(&self.progress);
-        let Some(t) = target.as_mut() else { return };
-        t.count += 1;
-        let what = match e.phase {
-            Phase::Start => "start".to_string(),
-            Phase::Executing => "executing".to_string(),
-            Phase::Progress => match e.progress {
-                Some((p, Some(total))) => format!("progress {p}/{total}"),
-                Some((p, None)) => format!("progress {p}"),
-                None => "progress".to_string(),
-            },
-            Phase::Complete => format!("complete in {:.0} ms", e.elapsed_ms),
-            Phase::Error => format!("error: {}", e.message.as_deref().unwrap_or("")),
-        };
-        let mut message = format!("{} {} {what}", e.tool, e.tool_use_id);
-        if e.phase == Phase::Progress {
-            if let Some(m) = &e.message {
-                message.push_str(": ");
-                message.push_str(m);
-            }
-        }
-        let param = json!({"progressToken": t.token, "progress": t.count, "message": message});
-        if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(param) {
-            let _ = self.progress_tx.send((t.peer.clone(), param));
-        }
-    }
-
-    /// The model's call of the `repl` tool: admitted by the pipeline like
-    /// any call (a deny rule or a PreToolUse hook on `repl` stops it; a hook
-    /// may rewrite the code), evaluated, and settled (PostToolUse hooks on
-    /// `repl` see the structured result; one that blocks withholds it).
-    /// Progress goes to `progress` (set once the context is ours, so
-    /// concurrent calls do not mix tokens).
-    pub(super) async fn run_repl(
-        self: &Arc<Self>,
-        code: &str,
-        opts: EvalOptions,
-        progress: Option<ProgressTarget>,
-    ) -> Result<CallToolResult, ReplError> {
-        let mut state = self.state.lock().await;
-        *lock(&self.progress) = progress;
-        let text_cap = self.options.text_cap();
-        let outcome = async {
-            let (repl, restore) = self.ensure_repl(&mut state).await?;
-            let dispatcher = repl.dispatcher().clone();
-            let call = FrontCall {
-                tool: REPL_TOOL.into(),
-                input: json!({"code": code}),
-                schema: Value::Object(repl_schema()),
-                default: FrontDefault::Allow,
-            };
-            let admission = match dispatcher.admit(call).await {
-                Ok(a) => a,
-                Err(refusal) => return Ok(input_error(format!("wrepl: {}", refusal.failure.message))),
-            };
-            let code = admission.input()["code"].as_str().unwrap_or_default().to_string();
-            let mut r = match repl.eval(&code, opts).await {
-                Ok(r) => r,
-                Err(e) => {
-                    // The call still ends in the pipeline (its error event and hooks).
-                    dispatcher.settle(admission, Err(e.to_string())).await;
-                    return Err(e);
-                }
-            };
-            for w in &admission.warnings {
-                r.stderr.push_str(&format!("[wrepl] {w}\n"));
-            }
-            let new_tools = new_definitions(repl, &r);
-            let settled = Settled { result: r, restore, new_tools };
-            let out = outer_result(&code, &settled, text_cap);
-            let response = out.structured_content.clone().unwrap_or(Value::Null);
-            let text = out.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<String>();
-            let verdict = if settled.result.failed() { Err(text) } else { Ok((response, text)) };
-            let settlement = dispatcher.settle(admission, verdict).await;
-            for w in &settlement.warnings {
-                // After the result was assembled: the server's log (stderr).
-                eprintln!("wrepl: {w}");
-            }
-            Ok(match settlement.blocked {
-                Some(reason) => {
-                    input_error(format!("the result of {REPL_TOOL} was withheld by a PostToolUse hook: {reason}"))
-                }
-                None => out,
-            })
-        }
-        .await;
-        *lock(&self.progress) = None;
-        outcome
-    }
-
-    /// Run a registered tool for the model.
-    pub(super) async fn run_registered(
-        self: &Arc<Self>,
-        name: &str,
+/// What a call asks of a context.
+pub(super) enum Call {
+    /// The model's `repl` call.
+    Repl {
+        /// The code.
+        code: String,
+    },
+    /// The model's call of a registered tool.
+    Registered {
+        /// The tool's name (without the prefix).
+        name: String,
+        /// Its input.
         input: Value,
-        opts: EvalOptions,
-    ) -> Result<Settled, ReplError> {
-        let mut state = self.state.lock().await;
-        let (repl, restore) = self.ensure_repl(&mut state).await?;
-        let r = repl.call_registered(name, input, opts).await?;
-        let defs = new_definitions(repl, &r);
-        Ok(Settled { result: r, restore, new_tools: defs })
-    }
+    },
+}
 
-    /// Tell the client when the registered tools changed.
-    pub(super) async fn announce_tool_changes(self: &Arc<Self>) {
-        let now = {
-            let state = self.state.lock().await;
-            state.contexts.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools()).unwrap_or_default()
-        };
-        let changed = {
-            let mut seen = lock(&self.registered);
-            let same = seen.len() == now.len()
-                && seen.iter().zip(&now).all(|(a, b)| {
-                    a.name == b.name && a.description == b.description && a.input_schema == b.input_schema
-                });
-            if !same {
-                *seen = now.clone();
+/// How a call ended.
+pub(super) enum Served {
+    /// With a result.
+    Done(CallToolResult),
+    /// Waiting for the client's answers (2026-07-28).
+    Input(Box<rmcp::model::InputRequiredResult>),
+}
+
+/// A retry of a call that asked for input: its verified state and the
+/// client's answers.
+pub(super) struct Retry {
+    pub(super) pending: Pending,
+    pub(super) answers: std::collections::BTreeMap<String, Value>,
+    /// The call's name and digest of its arguments, as the retry sent them.
+    pub(super) tool: String,
+    pub(super) args: String,
+}
+
+/// The call's own tool name and arguments digest, kept for the state of
+/// a round that ends waiting for input.
+pub(super) struct CallId {
+    pub(super) tool: String,
+    pub(super) args: String,
+    pub(super) owner: Option<Fingerprint>,
+}
+
+/// Evaluate `call` in `ctx` for the request `link`. With a round in the
+/// link (a client speaking 2026-07-28), a question without an answer ends
+/// the call as `input_required`; `retry` continues such a call.
+pub(super) async fn serve_call(
+    options: &Arc<ServerOptions>,
+    ctx: &Arc<Ctx>,
+    call: Call,
+    mut opts: EvalOptions,
+    link: Link,
+    mrtr: Option<(CallId, Option<Retry>)>,
+) -> Result<Served, ReplError> {
+    let hub = options.hub().map_err(|e| ReplError::InvalidInput(e.to_string()))?;
+    let mut state = ctx.state.lock().await;
+    let round = link.round.clone();
+    if let Some(round) = &round {
+        *lock(&round.cancel) = Some(opts.cancel.clone());
+        opts.waiting = Some(round.waiting.clone());
+    }
+    if let Some((id, Some(retry))) = &mrtr {
+        check_retry(hub, ctx, id, retry)?;
+        if let Some(block) = retry.pending.block {
+            // The context must be as the block found it: rebuilt from the
+            // log, which skips the suspended block.
+            if let Some(m) = state.as_mut() {
+                m.remove(MAIN);
             }
-            !same
-        };
-        if changed {
-            let peer = lock(&self.peer).clone();
-            if let Some(peer) = peer {
-                let _ = peer.notify_tool_list_changed().await;
+            opts.continues = Some(crate::repl::Resumption { block, waiting: retry.pending.waiting.clone() });
+        }
+    }
+    *lock(&ctx.link) = Some(link);
+    let outcome = run_call(options, ctx, &mut state, call, opts).await;
+    let served = match outcome {
+        Ok(done) => match (&round, mrtr) {
+            (Some(round), Some((id, retry))) if round.needs_input() => {
+                let (repl, _) = ensure_repl(options, ctx, &mut state).await?;
+                let r = input_required(hub, ctx, repl, round, id, retry.map(|r| r.pending));
+                // The live context ran part of a block that will be
+                // continued from the log: drop it (and its lease), so the
+                // answer can come to any server sharing the store.
+                if let Some(m) = state.as_mut() {
+                    m.remove(MAIN);
+                }
+                r.map(|r| Served::Input(Box::new(r)))
+            }
+            _ => Ok(Served::Done(done)),
+        },
+        Err(e) => Err(e),
+    };
+    let link = lock(&ctx.link).take();
+    let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
+    drop(state);
+    if let Some(now) = tools_now {
+        if announce(hub, ctx, now) {
+            // A client with a session hears it on that session too.
+            if let Some(l) = link.filter(|l| l.round.is_none()) {
+                let _ = l.peer.notify_tool_list_changed().await;
             }
         }
+    }
+    served
+}
+
+/// A retry must come from the same call, for the same context, with the
+/// log where the round left it (so each state is used once).
+fn check_retry(hub: &Hub, ctx: &Ctx, id: &CallId, retry: &Retry) -> Result<(), ReplError> {
+    let p = &retry.pending;
+    let bad = |m: String| Err(ReplError::InvalidInput(m));
+    if p.ctx != ctx.id {
+        return bad("the requestState belongs to another context".into());
+    }
+    if p.tool != id.tool || p.args != id.args || retry.tool != id.tool || retry.args != id.args {
+        return bad(format!(
+            "the requestState was issued for another call: a retry repeats the call's name ({}) and arguments \
+             exactly",
+            p.tool
+        ));
+    }
+    let head = hub.store.head(&ctx.id)?.map(|h| h.hash).unwrap_or_default();
+    if head != p.head {
+        return bad(
+            "the requestState is stale: it was already used, or the context has run other calls since; call the \
+             tool again without it"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The `input_required` result of a round that ended with questions.
+fn input_required(
+    hub: &Hub,
+    ctx: &Ctx,
+    repl: &Repl,
+    round: &Round,
+    id: CallId,
+    previous: Option<Pending>,
+) -> Result<rmcp::model::InputRequiredResult, ReplError> {
+    let needed = lock(&round.needed).clone();
+    let waiting: Vec<u32> = lock(&round.waiting).iter().copied().collect();
+    let mut granted = previous.map(|p| p.granted).unwrap_or_default();
+    granted.extend(lock(&round.granted_now).clone());
+    let pending = Pending {
+        v: 1,
+        ctx: ctx.id.clone(),
+        tool: id.tool,
+        args: id.args,
+        head: hub.store.head(&ctx.id)?.map(|h| h.hash).unwrap_or_default(),
+        block: if waiting.is_empty() { None } else { repl.last_block() },
+        waiting,
+        asked: needed.iter().map(|(k, (_, d))| (k.clone(), d.clone())).collect(),
+        granted,
+    };
+    let sealed = hub.seal_pending(&pending, id.owner).map_err(ReplError::InvalidInput)?;
+    let mut requests = rmcp::model::InputRequests::new();
+    for (key, (request, _)) in needed {
+        let r = serde_json::from_value(request)
+            .map_err(|e| ReplError::InvalidInput(format!("cannot build the input request {key}: {e}")))?;
+        requests.insert(key, r);
+    }
+    Ok(rmcp::model::InputRequiredResult::new(Some(requests), Some(sealed)))
+}
+
+/// Tell listeners when a context's registered tools changed; true when
+/// they did.
+pub(super) fn announce(hub: &Hub, ctx: &Ctx, now: Vec<RegisteredTool>) -> bool {
+    let changed = {
+        let mut seen = lock(&ctx.registered);
+        let same = seen.len() == now.len()
+            && seen
+                .iter()
+                .zip(&now)
+                .all(|(a, b)| a.name == b.name && a.description == b.description && a.input_schema == b.input_schema);
+        if !same {
+            *seen = now;
+        }
+        !same
+    };
+    if changed {
+        let _ = hub.tools_changed.send(());
+    }
+    changed
+}
+
+/// The context's main REPL, built on first use (resuming its session from
+/// the store); the restore report comes with the evaluation that built it.
+pub(super) async fn ensure_repl<'a>(
+    options: &Arc<ServerOptions>,
+    ctx: &Arc<Ctx>,
+    state: &'a mut Option<ContextManager>,
+) -> Result<(&'a mut Repl, Option<RestoreReport>), ReplError> {
+    let hub = options.hub().map_err(|e| ReplError::InvalidInput(e.to_string()))?;
+    if state.is_none() {
+        let me = Arc::downgrade(ctx);
+        let sink_ctx = Arc::downgrade(ctx);
+        let events: EventSink = Arc::new(move |e: &ProgressEvent| {
+            if let Some(c) = sink_ctx.upgrade() {
+                progress_event(&c, e);
+            }
+        });
+        let template = options
+            .builder
+            .clone()
+            .sampler(Arc::new(McpSampler { ctx: me.clone() }))
+            .approver(Arc::new(McpApprover { ctx: me }))
+            .events(events)
+            .session_id(ctx.id.clone());
+        *state = Some(ContextManager::named(template, Some(hub.store.clone()), ctx.id.clone()));
+    }
+    let contexts = state.as_mut().expect("built above");
+    let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
+    let restore = match status {
+        ContextStatus::Built { .. } => {
+            *lock(&ctx.registered) = repl.registered_tools();
+            repl.restore_report().cloned()
+        }
+        ContextStatus::Reused => None,
+    };
+    Ok((repl, restore))
+}
+
+fn progress_event(ctx: &Ctx, e: &ProgressEvent) {
+    let mut link = lock(&ctx.link);
+    let Some(t) = link.as_mut().and_then(|l| l.progress.as_mut()) else { return };
+    t.count += 1;
+    let what = match e.phase {
+        Phase::Start => "start".to_string(),
+        Phase::Executing => "executing".to_string(),
+        Phase::Progress => match e.progress {
+            Some((p, Some(total))) => format!("progress {p}/{total}"),
+            Some((p, None)) => format!("progress {p}"),
+            None => "progress".to_string(),
+        },
+        Phase::Complete => format!("complete in {:.0} ms", e.elapsed_ms),
+        Phase::Error => format!("error: {}", e.message.as_deref().unwrap_or("")),
+    };
+    let mut message = format!("{} {} {what}", e.tool, e.tool_use_id);
+    if e.phase == Phase::Progress {
+        if let Some(m) = &e.message {
+            message.push_str(": ");
+            message.push_str(m);
+        }
+    }
+    let param = json!({"progressToken": t.token, "progress": t.count, "message": message});
+    if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(param) {
+        let _ = ctx.progress_tx.send((t.peer.clone(), param));
+    }
+}
+
+/// Run `call` in the context (under its lock, held by the caller).
+async fn run_call(
+    options: &Arc<ServerOptions>,
+    ctx: &Arc<Ctx>,
+    state: &mut Option<ContextManager>,
+    call: Call,
+    opts: EvalOptions,
+) -> Result<CallToolResult, ReplError> {
+    let text_cap = options.text_cap();
+    let (repl, restore) = ensure_repl(options, ctx, state).await?;
+    match call {
+        Call::Repl { code } => run_repl(repl, restore, &code, opts, text_cap, &ctx.handle).await,
+        Call::Registered { name, input } => {
+            let r = repl.call_registered(&name, input, opts).await?;
+            let defs = new_definitions(repl, &r);
+            let settled = Settled { result: r, restore, new_tools: defs };
+            let mut out = outer_result(&format!("{REGISTERED_PREFIX}{name}"), &settled, text_cap);
+            attach_handle(&mut out, &ctx.handle);
+            Ok(out)
+        }
+    }
+}
+
+/// The model's call of the `repl` tool: admitted by the pipeline like any
+/// call (a deny rule or a PreToolUse hook on `repl` stops it; a hook may
+/// rewrite the code), evaluated, and settled (PostToolUse hooks on `repl`
+/// see the structured result; one that blocks withholds it).
+async fn run_repl(
+    repl: &mut Repl,
+    restore: Option<RestoreReport>,
+    code: &str,
+    opts: EvalOptions,
+    text_cap: usize,
+    handle: &str,
+) -> Result<CallToolResult, ReplError> {
+    let dispatcher = repl.dispatcher().clone();
+    let call = FrontCall {
+        tool: REPL_TOOL.into(),
+        input: json!({"code": code}),
+        schema: Value::Object(repl_schema()),
+        default: FrontDefault::Allow,
+    };
+    let admission = match dispatcher.admit(call).await {
+        Ok(a) => a,
+        Err(refusal) => return Ok(input_error(format!("wrepl: {}", refusal.failure.message))),
+    };
+    let code = admission.input()["code"].as_str().unwrap_or_default().to_string();
+    let mut r = match repl.eval(&code, opts).await {
+        Ok(r) => r,
+        Err(e) => {
+            // The call still ends in the pipeline (its error event and hooks).
+            dispatcher.settle(admission, Err(e.to_string())).await;
+            return Err(e);
+        }
+    };
+    for w in &admission.warnings {
+        r.stderr.push_str(&format!("[wrepl] {w}\n"));
+    }
+    let new_tools = new_definitions(repl, &r);
+    let settled = Settled { result: r, restore, new_tools };
+    let mut out = outer_result(&code, &settled, text_cap);
+    attach_handle(&mut out, handle);
+    let response = out.structured_content.clone().unwrap_or(Value::Null);
+    let text = out.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<String>();
+    let verdict = if settled.result.failed() { Err(text) } else { Ok((response, text)) };
+    let settlement = dispatcher.settle(admission, verdict).await;
+    for w in &settlement.warnings {
+        // After the result was assembled: the server's log (stderr).
+        eprintln!("wrepl: {w}");
+    }
+    Ok(match settlement.blocked {
+        Some(reason) => input_error(format!("the result of {REPL_TOOL} was withheld by a PostToolUse hook: {reason}")),
+        None => out,
+    })
+}
+
+/// Name the context in a result: `context` in `structuredContent`, and a
+/// last text line the model can copy.
+pub(super) fn attach_handle(out: &mut CallToolResult, handle: &str) {
+    if let Some(Value::Object(m)) = out.structured_content.as_mut() {
+        m.insert("context".into(), Value::String(handle.to_string()));
+    }
+    let line = format!("\n[context: {handle}]");
+    match out.content.first_mut().and_then(|c| c.as_text().map(|t| t.text.clone())) {
+        Some(text) => {
+            out.content[0] = Content::text(format!("{text}{line}"));
+        }
+        None => out.content.insert(0, Content::text(line.trim_start().to_string())),
     }
 }

@@ -221,7 +221,18 @@ async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Res
         }
     }
     let delete = req.method() == Method::DELETE;
-    let response = next.run(req).await;
+    // 4. A JSON body that does not parse is a JSON-RPC parse error (400 /
+    // -32700), not rmcp's 415.
+    let req = match parse_error(req).await {
+        Ok(req) => req,
+        Err(response) => return response,
+    };
+    let mut response = next.run(req).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        // The session is closed: nothing more to accept.
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = Body::empty();
+    }
     match &session {
         None => {
             let created = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -235,6 +246,44 @@ async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Res
         Some(_) => {}
     }
     response
+}
+
+/// Largest POST body the server reads (rmcp's own limit).
+const MAX_BODY: usize = 4 << 20;
+
+/// A POST whose body is declared JSON but is not: answered 400 with a
+/// JSON-RPC parse error. Any other request is passed on, its body intact.
+async fn parse_error(req: Request) -> Result<Request, Response> {
+    let json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
+    if req.method() != Method::POST || !json {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return Err(plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload Too Large: the limit is {MAX_BODY} bytes"),
+            ))
+        }
+    };
+    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32700, "message": format!("Parse error: the body is not JSON ({e})")}
+        });
+        let mut r = Response::new(Body::from(body.to_string()));
+        *r.status_mut() = StatusCode::BAD_REQUEST;
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return Err(r);
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 impl Guard {
@@ -270,6 +319,7 @@ pub async fn serve_http(
             addr.ip()
         )));
     }
+    options.hub()?;
     let factory_options = options.clone();
     let manager = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<WreplServer, LocalSessionManager> = StreamableHttpService::new(

@@ -1,10 +1,19 @@
 //! The MCP server: `wrepl serve` (stdio) and `wrepl serve --http ADDR`
-//! (streamable HTTP). One [`WreplServer`] per MCP connection owns one REPL
-//! context and one inner-call pipeline whose model sampling (`haiku`) and
-//! `ask` approvals go back to that connection's client
-//! (`sampling/createMessage`, `elicitation/create`). Inner-call progress is
-//! sent as `notifications/progress` on the outer call's progress token;
-//! `notifications/cancelled` stops the running evaluation and its calls.
+//! (streamable HTTP), speaking both protocol revisions on one endpoint,
+//! negotiated per request:
+//! - **2025-11-25** (initialize, sessions): a connection has its own REPL
+//!   context; model sampling (`haiku`) and `ask` approvals go back to the
+//!   client live (`sampling/createMessage`, `elicitation/create`).
+//! - **2026-07-28** (stateless): protocol version and client capabilities
+//!   come with every request's `_meta`; the REPL context is named by a
+//!   handle the server mints (`context`, see [`hub`]), and an approval or a
+//!   sample ends the call as `input_required` (multi round-trip requests):
+//!   the retry, on any server sharing the store, replays the log up to the
+//!   waiting call, applies the answer and goes on.
+//!
+//! Inner-call progress is sent as `notifications/progress` on the outer
+//! call's progress token; cancelling a request stops its evaluation and its
+//! calls. `subscriptions/listen` delivers `tools/list_changed`.
 //!
 //! Over HTTP every request passes one middleware ([`http`]): a foreign
 //! `Origin` gets 403, a missing or wrong bearer token 401 ([`auth`]), and an
@@ -18,10 +27,11 @@ use futures_util::future::BoxFuture;
 #[allow(deprecated)] // sampling is deprecated in the newest protocol, still supported by 2025 clients
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, CreateMessageRequestParams,
-    ElicitRequestParams, ElicitationAction, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerNotification, Tool as McpTool,
+    CustomRequest, CustomResult, ElicitRequestParams, InitializeResult, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerNotification,
+    SubscriptionFilter, Tool as McpTool,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -41,14 +51,16 @@ pub mod auth;
 mod client;
 mod connection;
 pub mod http;
+pub mod hub;
 mod results;
 
 pub use auth::{AuthError, Fingerprint, TokenSet, TokenSource};
 use client::{McpApprover, McpSampler};
 pub use client::{APPROVAL_INPUT_META, APPROVAL_SHOWN_CHARS};
-use connection::{async_worker, lock, AsyncBook, AsyncState, ConnState, Connection, ProgressTarget};
+use connection::{async_worker, lock, AsyncBook, AsyncState, Call, CallId, Connection, ProgressTarget, Retry, Served};
 pub use http::{serve_http, HttpAuth, HttpSecurity};
-use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def, REPL_DESCRIPTION};
+pub use hub::{DEFAULT_CONTEXT_TTL, MAX_LIVE_CONTEXTS, REQUEST_STATE_TTL};
+use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def};
 pub use results::{outer_result, transcript, Settled};
 
 /// Name of the REPL tool.
@@ -91,24 +103,31 @@ pub enum ServeError {
 
 /// What every connection of one server shares.
 pub struct ServerOptions {
-    /// Template of each connection's REPL: roots, settings, rules, tools,
-    /// limits, engine. Per connection, the server adds the client as
-    /// approver and sampler, its progress sink and its session.
+    /// Template of each context's REPL: roots, settings, rules, tools,
+    /// limits, engine. Per context, the server adds the client as approver
+    /// and sampler, its progress sink and its session.
     pub builder: ReplBuilder,
-    /// Where sessions are recorded (`None`: not durable).
+    /// Where contexts are recorded (`None`: a private in-memory store, so
+    /// contexts do not outlive the process).
     pub store: Option<Arc<dyn LogStore>>,
     /// Session to resume and record into (stdio: one connection). Without
-    /// it, each connection records under its own generated name.
+    /// it, each context records under its own generated id.
     pub session: Option<String>,
     /// Async mode: `repl` returns an eval id at once.
     pub async_mode: bool,
     /// When false, no `repl` tool is listed (disabled by configuration).
     pub repl_enabled: bool,
-    /// Sessions held by a live connection (one writer per session log).
-    pub live_sessions: Mutex<std::collections::HashSet<String>>,
+    /// How long an unused context lives.
+    pub context_ttl: Duration,
+    /// The key (at least 32 bytes) that seals context handles and request
+    /// states; every server sharing a store must use the same one. `None`:
+    /// a key generated once and kept in the store (or, without a store, in
+    /// memory).
+    pub state_key: Option<Vec<u8>>,
     /// Store sessions opened over authenticated HTTP: the token that
     /// opened each. Another token cannot open them.
     owners: Mutex<HashMap<String, Fingerprint>>,
+    hub: std::sync::OnceLock<hub::Hub>,
 }
 
 impl ServerOptions {
@@ -122,9 +141,21 @@ impl ServerOptions {
             session: None,
             async_mode: false,
             repl_enabled: true,
-            live_sessions: Default::default(),
+            context_ttl: DEFAULT_CONTEXT_TTL,
+            state_key: None,
             owners: Default::default(),
+            hub: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The server's contexts (made on first use from the options as they
+    /// are then).
+    fn hub(&self) -> Result<&hub::Hub, ServeError> {
+        if let Some(h) = self.hub.get() {
+            return Ok(h);
+        }
+        let h = hub::Hub::new(self.store.clone(), self.state_key.clone(), self.context_ttl)?;
+        Ok(self.hub.get_or_init(|| h))
     }
 
     /// Lets the token `who` record into the store session `name`: a session
@@ -142,7 +173,9 @@ impl ServerOptions {
                 let sessions = store.sessions().map_err(|e| format!("session store: {e}"))?;
                 if sessions.iter().any(|s| s.name == name) {
                     return Err(format!(
-                        "session {name:?} was not opened through this server with your token (it was recorded by                          another process or by the CLI), so it cannot be resumed over HTTP; resume it over stdio                          with `wrepl serve --session {name}`, or choose another session name"
+                        "session {name:?} was not opened through this server with your token (it was recorded by \
+                         another process or by the CLI), so it cannot be resumed over HTTP; resume it over stdio \
+                         with `wrepl serve --session {name}`, or choose another session name"
                     ));
                 }
                 owners.insert(name.to_string(), who);
@@ -162,11 +195,13 @@ impl std::fmt::Debug for ServerOptions {
             .field("session", &self.session)
             .field("async_mode", &self.async_mode)
             .field("repl_enabled", &self.repl_enabled)
+            .field("context_ttl", &self.context_ttl)
             .finish_non_exhaustive()
     }
 }
 
-/// The MCP server handler of one connection.
+/// The MCP server handler of one connection (2025-11-25) or one request
+/// (2026-07-28).
 #[derive(Clone)]
 pub struct WreplServer {
     conn: Arc<Connection>,
@@ -180,28 +215,16 @@ impl std::fmt::Debug for WreplServer {
 
 impl WreplServer {
     /// A handler for one new connection. Must be called inside a tokio
-    /// runtime (it starts the connection's progress and async-eval tasks).
+    /// runtime (it starts the connection's async-eval worker).
     pub fn new(options: Arc<ServerOptions>) -> Self {
-        let name = options.session.clone().unwrap_or_else(|| format!("mcp-{}", crate::ids::short_id()));
-        let (progress_tx, mut progress_rx) =
-            tokio::sync::mpsc::unbounded_channel::<(Peer<RoleServer>, ProgressNotificationParam)>();
-        // One forwarding task keeps progress notifications in order.
-        tokio::spawn(async move {
-            while let Some((peer, p)) = progress_rx.recv().await {
-                let _ = peer.notify_progress(p).await;
-            }
-        });
+        let name = options.session.clone();
         let (queue, queue_rx) = tokio::sync::mpsc::unbounded_channel();
         let conn = Arc::new(Connection {
             options,
             name: Mutex::new(name),
-            claimed: Mutex::new(false),
             principal: Mutex::new(None),
+            default: Mutex::new(None),
             peer: Mutex::new(None),
-            progress: Mutex::new(None),
-            progress_tx,
-            state: tokio::sync::Mutex::new(ConnState { contexts: None }),
-            registered: Mutex::new(Vec::new()),
             book: Mutex::new(AsyncBook::default()),
             queue,
         });
@@ -209,14 +232,18 @@ impl WreplServer {
         Self { conn }
     }
 
-    /// The session name this connection records under.
-    pub fn session_name(&self) -> String {
+    /// The session this connection's own context records under, once it
+    /// has one (or the name chosen for it).
+    pub fn session_name(&self) -> Option<String> {
+        if let Some(c) = lock(&self.conn.default).as_ref() {
+            return Some(c.id.clone());
+        }
         lock(&self.conn.name).clone()
     }
 }
 
-/// A cancel token for an evaluation, triggered by the request's
-/// `notifications/cancelled`; abort the returned task when done.
+/// A cancel token for an evaluation, triggered when the request is
+/// cancelled; abort the returned task when done.
 fn cancel_on(context: &RequestContext<RoleServer>) -> (CancelToken, tokio::task::JoinHandle<()>) {
     let cancel = CancelToken::new();
     let (ct, c) = (context.ct.clone(), cancel.clone());
@@ -227,6 +254,26 @@ fn cancel_on(context: &RequestContext<RoleServer>) -> (CancelToken, tokio::task:
     (cancel, watcher)
 }
 
+/// True when the request speaks a revision without an initialize
+/// handshake (2026-07-28 or later): stateless, questions through MRTR.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| !v.has_initialize())
+}
+
+/// The bearer token of an authenticated HTTP request.
+fn token_of(context: &RequestContext<RoleServer>) -> Option<Fingerprint> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<http::Authenticated>())
+        .map(|a| a.0)
+}
+
+/// Digest of a call's arguments (a retry must repeat them).
+fn args_digest(args: &JsonObject) -> String {
+    hub::digest(&[&Value::Object(args.clone()).to_string()])
+}
+
 impl WreplServer {
     fn remember_peer(&self, context: &RequestContext<RoleServer>) {
         let mut p = lock(&self.conn.peer);
@@ -235,8 +282,9 @@ impl WreplServer {
         }
     }
 
-    /// Over HTTP, `/mcp?session=NAME` picks the session to resume and record
-    /// into (needs a store). Read until the context is built.
+    /// Over HTTP, `/mcp?session=NAME` picks the session the connection's
+    /// own context resumes and records into (needs a store). Read until
+    /// the context is made.
     fn choose_session(&self, context: &RequestContext<RoleServer>) -> Result<(), String> {
         let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else { return Ok(()) };
         let Some(query) = parts.uri.query() else { return Ok(()) };
@@ -247,69 +295,186 @@ impl WreplServer {
         if self.conn.options.store.is_none() {
             return Err("?session= needs a session store: start wrepl serve with --store FILE".into());
         }
-        if *lock(&self.conn.claimed) {
-            let current = lock(&self.conn.name).clone();
+        if let Some(current) = lock(&self.conn.default).as_ref().map(|c| c.id.clone()) {
             return if current == wanted {
                 Ok(())
             } else {
                 Err(format!("this connection already records session {current:?}"))
             };
         }
-        *lock(&self.conn.name) = wanted.to_string();
+        *lock(&self.conn.name) = Some(wanted.to_string());
         Ok(())
     }
 
     /// Over authenticated HTTP, the token of the request: every request of
     /// a connection must carry the same one (the middleware sees to it),
-    /// and the session the connection records into must be that token's.
-    fn check_owner(&self, context: &RequestContext<RoleServer>) -> Result<(), String> {
-        let who = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<http::Authenticated>())
-            .map(|a| a.0);
+    /// and a named session the connection records into must be that token's.
+    fn check_owner(&self, context: &RequestContext<RoleServer>) -> Result<Option<Fingerprint>, String> {
+        let who = token_of(context);
         let mut principal = lock(&self.conn.principal);
         match (*principal, who) {
-            (None, None) => return Ok(()),
+            (None, None) => return Ok(None),
             (None, Some(w)) => *principal = Some(w),
             (Some(p), Some(w)) if p == w => {}
             _ => return Err("this MCP connection belongs to another token".into()),
         }
         drop(principal);
-        let Some(who) = who else { return Ok(()) };
-        if *lock(&self.conn.claimed) {
-            return Ok(());
+        let Some(who) = who else { return Ok(None) };
+        if lock(&self.conn.default).is_none() {
+            if let Some(name) = lock(&self.conn.name).clone() {
+                self.conn.options.claim_session(&name, who)?;
+            }
         }
-        let name = lock(&self.conn.name).clone();
-        self.conn.options.claim_session(&name, who)
+        Ok(Some(who))
     }
 
-    async fn call_repl(&self, args: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let Some(code) = args.get("code").and_then(Value::as_str).map(str::to_string) else {
-            return input_error("invalid input: `code` (a string of JavaScript) is required");
-        };
-        if let Some(k) = args.keys().find(|k| !matches!(k.as_str(), "code" | "description" | "timeout")) {
-            return input_error(format!("invalid input: unknown field {k:?} (expected code, description, timeout)"));
+    /// The context a call runs in: the one its `context` handle names; for
+    /// a retry, the one its request state names; else the connection's own
+    /// (2025-11-25) or a fresh one (2026-07-28). A registered tool named
+    /// without a handle runs in the context that registered it.
+    fn context_for(
+        &self,
+        handle: Option<&str>,
+        pending: Option<&hub::Pending>,
+        registered: Option<&str>,
+        owner: Option<Fingerprint>,
+        modern: bool,
+    ) -> Result<Arc<hub::Ctx>, String> {
+        let hub = self.conn.options.hub().map_err(|e| e.to_string())?;
+        if let Some(h) = handle {
+            return hub.resolve(h, owner);
         }
-        let timeout = match parse_timeout(args.get("timeout")) {
-            Ok(t) => t,
-            Err(e) => return input_error(e.to_string()),
-        };
-        if self.conn.options.async_mode {
-            return self.enqueue(code, timeout);
+        if let Some(p) = pending {
+            return hub.by_id(&p.ctx, owner);
         }
+        if !modern {
+            return self.conn.default_context();
+        }
+        if let Some(name) = registered {
+            return hub
+                .registered_for(owner)
+                .into_iter()
+                .find(|(t, _)| t.name == name)
+                .map(|(_, c)| c)
+                .ok_or_else(|| format!("unknown tool {REGISTERED_PREFIX}{name:?}"));
+        }
+        hub.mint(owner, None)
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let modern = is_modern(&context);
+        let owner = if modern {
+            token_of(&context)
+        } else {
+            match self.choose_session(&context).and_then(|()| self.check_owner(&context)) {
+                Ok(o) => o,
+                Err(e) => return Ok(input_error(e).into()),
+            }
+        };
+        let name = request.name.to_string();
+        let mut args = request.arguments.clone().unwrap_or_default();
+        let digest = args_digest(&args);
+        let handle = match args.remove("context") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(h)) => Some(h),
+            Some(_) => return Ok(input_error("invalid input: `context` must be a string (a context handle)").into()),
+        };
+        let enabled = self.conn.options.repl_enabled;
+        let registered = name.strip_prefix(REGISTERED_PREFIX).filter(|_| enabled);
+        let is_repl = enabled && name == REPL_TOOL;
+        if enabled && name == RESULT_TOOL && self.conn.options.async_mode {
+            return Ok(self.poll(args).await.into());
+        }
+        if !is_repl && registered.is_none() {
+            return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
+        }
+        // A retry of a call that asked for input.
+        let hub = self.conn.options.hub().map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let retry = match &request.request_state {
+            Some(state) if modern => match hub.open_pending(state, owner) {
+                Ok(pending) => Some(Retry {
+                    pending,
+                    answers: request.input_responses.clone().unwrap_or_default().into_iter().collect(),
+                    tool: name.clone(),
+                    args: digest.clone(),
+                }),
+                Err(e) => return Ok(input_error(e).into()),
+            },
+            Some(_) => {
+                return Ok(input_error("requestState is only accepted from clients speaking protocol 2026-07-28").into())
+            }
+            None => None,
+        };
+        let ctx =
+            match self.context_for(handle.as_deref(), retry.as_ref().map(|r| &r.pending), registered, owner, modern) {
+                Ok(c) => c,
+                Err(e) => return Ok(input_error(e).into()),
+            };
+        let call = if is_repl {
+            let Some(code) = args.get("code").and_then(Value::as_str).map(str::to_string) else {
+                return Ok(input_error("invalid input: `code` (a string of JavaScript) is required").into());
+            };
+            if let Some(k) = args.keys().find(|k| !matches!(k.as_str(), "code" | "description" | "timeout")) {
+                return Ok(input_error(format!(
+                    "invalid input: unknown field {k:?} (expected code, description, timeout, context)"
+                ))
+                .into());
+            }
+            if self.conn.options.async_mode && !modern && handle.is_none() {
+                let timeout = match parse_timeout(args.get("timeout")) {
+                    Ok(t) => t,
+                    Err(e) => return Ok(input_error(e.to_string()).into()),
+                };
+                return Ok(self.enqueue(code, timeout).into());
+            }
+            Call::Repl { code }
+        } else {
+            let reg = registered.unwrap_or_default();
+            let known = lock(&ctx.registered).iter().any(|t| t.name == reg);
+            if !known {
+                return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
+            }
+            Call::Registered { name: reg.to_string(), input: Value::Object(args.clone()) }
+        };
+        let timeout = match (&call, parse_timeout(args.get("timeout"))) {
+            (Call::Repl { .. }, Ok(t)) => Some(t),
+            (Call::Repl { .. }, Err(e)) => return Ok(input_error(e.to_string()).into()),
+            _ => None,
+        };
         let (cancel, watcher) = cancel_on(&context);
         let progress = context.meta.get_progress_token().map(|token| ProgressTarget {
             peer: context.peer.clone(),
             token,
             count: 0,
         });
-        let opts = EvalOptions { timeout: Some(timeout), cancel, ..EvalOptions::default() };
-        let outcome = self.conn.run_repl(&code, opts, progress).await;
+        let round = modern.then(|| {
+            let answers = retry.as_ref().map(|r| r.answers.clone()).unwrap_or_default();
+            Arc::new(hub::Round::new(answers, retry.as_ref().map(|r| &r.pending)))
+        });
+        let link = hub::Link {
+            peer: context.peer.clone(),
+            caps: context.client_capabilities().unwrap_or_default(),
+            round,
+            progress,
+        };
+        let opts = EvalOptions { timeout, cancel, ..EvalOptions::default() };
+        let id = CallId { tool: name.clone(), args: digest, owner };
+        let mrtr = modern.then_some((id, retry));
+        let outcome = connection::serve_call(&self.conn.options, &ctx, call, opts, link, mrtr).await;
         watcher.abort();
-        let result = outcome.unwrap_or_else(|e| input_error(format!("wrepl: {e}")));
-        self.conn.announce_tool_changes().await;
-        result
+        Ok(match outcome {
+            Ok(Served::Done(r)) => r.into(),
+            Ok(Served::Input(r)) => CallToolResponse::InputRequired(*r),
+            Err(e) => {
+                let mut r = input_error(format!("wrepl: {e}"));
+                connection::attach_handle(&mut r, &ctx.handle);
+                r.into()
+            }
+        })
     }
 
     fn enqueue(&self, code: String, timeout: Duration) -> CallToolResult {
@@ -377,55 +542,49 @@ impl WreplServer {
         }
     }
 
-    async fn call_registered(
-        &self,
-        name: &str,
-        args: JsonObject,
-        context: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        let (cancel, watcher) = cancel_on(&context);
-        let outcome =
-            self.conn.run_registered(name, Value::Object(args), EvalOptions { cancel, ..EvalOptions::default() }).await;
-        watcher.abort();
-        let result = match outcome {
-            Ok(settled) => outer_result(&format!("{REGISTERED_PREFIX}{name}"), &settled, self.conn.options.text_cap()),
-            Err(e) => input_error(format!("wrepl: {e}")),
-        };
-        self.conn.announce_tool_changes().await;
-        result
-    }
-
-    fn tool_list(&self) -> Vec<McpTool> {
+    /// The tools this caller sees: `repl` (and `repl_result` in async
+    /// mode), then the registered tools of its contexts (a 2025-11-25
+    /// connection: its own context's, made now, so that tools restored
+    /// from a session are listed at once).
+    async fn tool_list(&self, context: &RequestContext<RoleServer>) -> Vec<McpTool> {
         let mut tools = Vec::new();
-        if self.conn.options.repl_enabled {
-            tools.push(tool_def(REPL_TOOL, REPL_DESCRIPTION, repl_schema()));
-            if self.conn.options.async_mode {
-                let schema = json!({
-                    "type": "object",
-                    "properties": {
-                        "eval_id": {"type": "string"},
-                        "wait_ms": {"type": "number", "description": "Wait up to this long (max 60000) for it to finish."}
-                    },
-                    "required": ["eval_id"],
-                    "additionalProperties": false
-                });
-                tools.push(tool_def(
-                    RESULT_TOOL,
-                    "Poll an async evaluation started by repl: its status, or its result when done.",
-                    object_schema(&schema),
-                ));
+        if !self.conn.options.repl_enabled {
+            return tools;
+        }
+        tools.push(results::repl_tool());
+        if self.conn.options.async_mode {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "eval_id": {"type": "string"},
+                    "wait_ms": {"type": "number", "description": "Wait up to this long (max 60000) for it to finish."}
+                },
+                "required": ["eval_id"],
+                "additionalProperties": false
+            });
+            tools.push(tool_def(
+                RESULT_TOOL,
+                "Poll an async evaluation started by repl: its status, or its result when done.",
+                object_schema(&schema),
+            ));
+        }
+        let Ok(hub) = self.conn.options.hub() else { return tools };
+        let modern = is_modern(context);
+        let registered: Vec<RegisteredTool> = if modern {
+            hub.registered_for(token_of(context)).into_iter().map(|(t, _)| t).collect()
+        } else {
+            let restored = self.conn.options.store.is_some() && lock(&self.conn.name).is_some();
+            if restored && self.check_owner(context).is_ok() {
+                if let Ok(ctx) = self.conn.default_context() {
+                    let mut state = ctx.state.lock().await;
+                    let _ = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await;
+                }
             }
-            for t in lock(&self.conn.registered).iter() {
-                let description = match &t.display_name {
-                    Some(d) => format!("{d}: {}", t.description),
-                    None => t.description.clone(),
-                };
-                tools.push(tool_def(
-                    &format!("{REGISTERED_PREFIX}{}", t.name),
-                    &description,
-                    object_schema(&t.input_schema),
-                ));
-            }
+            let default = lock(&self.conn.default).clone();
+            default.map(|c| lock(&c.registered).clone()).unwrap_or_default()
+        };
+        for t in registered {
+            tools.push(results::registered_tool(&t));
         }
         tools
     }
@@ -444,11 +603,17 @@ impl ServerHandler for WreplServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("invalid cursor {cursor:?}: this server lists every tool on one page"),
+                None,
+            ));
+        }
         self.remember_peer(&context);
-        Ok(ListToolsResult::with_all_items(self.tool_list()))
+        Ok(ListToolsResult::with_all_items(self.tool_list(&context).await))
     }
 
     async fn call_tool(
@@ -457,34 +622,158 @@ impl ServerHandler for WreplServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.remember_peer(&context);
-        if let Err(e) = self.choose_session(&context).and_then(|()| self.check_owner(&context)) {
-            return Ok(input_error(e).into());
-        }
-        let args = request.arguments.clone().unwrap_or_default();
-        let name = request.name.to_string();
-        let enabled = self.conn.options.repl_enabled;
-        let result = if enabled && name == REPL_TOOL {
-            self.call_repl(args, context).await
-        } else if enabled && name == RESULT_TOOL && self.conn.options.async_mode {
-            self.poll(args).await
-        } else if let Some(reg) = name.strip_prefix(REGISTERED_PREFIX).filter(|_| enabled) {
-            let known = lock(&self.conn.registered).iter().any(|t| t.name == reg);
-            if !known {
-                return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
+        self.call(request, context).await
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build().intersection(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let hub = self.conn.options.hub().map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let mut changes = hub.tools_changed.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                r = changes.recv() => match r {
+                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        if context.sink().notify_tool_list_changed().await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                },
             }
-            self.call_registered(reg, args, context).await
-        } else {
-            return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
-        };
-        Ok(result.into())
+        }
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        // A known method whose params did not parse arrives here.
+        let known = ["tools/call", "tools/list", "server/discover", "subscriptions/listen", "ping", "initialize"];
+        if known.contains(&request.method.as_str()) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "invalid params for {}: {}",
+                    request.method,
+                    match request.method.as_str() {
+                        "tools/call" => "`name` must be a string and `arguments`, when given, an object",
+                        _ => "they do not have the shape the protocol gives",
+                    }
+                ),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {}", request.method),
+            None,
+        ))
     }
 }
 
+/// Largest stdio message read (a longer line is answered as a parse error).
+const MAX_STDIO_LINE: usize = 64 << 20;
+
 /// Serve one connection over stdin/stdout until the client disconnects.
+///
+/// Between the streams and rmcp sits a line filter: a line that is not
+/// JSON is answered with a JSON-RPC parse error (-32700) instead of being
+/// dropped, and the answers and rmcp's own messages reach stdout as whole
+/// lines, never interleaved.
 pub async fn serve_stdio(options: Arc<ServerOptions>) -> Result<(), ServeError> {
+    serve_streams(options, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// [`serve_stdio`] over any pair of byte streams.
+pub async fn serve_streams<R, W>(options: Arc<ServerOptions>, input: R, output: W) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     use rmcp::ServiceExt;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    options.hub()?;
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
+    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // Input: pass JSON lines on, answer the rest.
+    let reader = tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(input);
+        let mut to_rmcp = to_rmcp;
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = match (&mut lines).take(MAX_STDIO_LINE as u64 + 1).read_until(b'\n', &mut line).await {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            if n == 0 {
+                break;
+            }
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            if body.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if line.len() > MAX_STDIO_LINE || serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
+                let why = if line.len() > MAX_STDIO_LINE { "the message is too long" } else { "the line is not JSON" };
+                let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {why}")}});
+                let _ = errors_tx.send(e.to_string());
+                if line.len() > MAX_STDIO_LINE {
+                    // Skip the rest of the overlong line.
+                    let mut rest = Vec::new();
+                    if lines.read_until(b'\n', &mut rest).await.is_err() {
+                        break;
+                    }
+                }
+                continue;
+            }
+            if to_rmcp.write_all(body).await.is_err() || to_rmcp.write_all(b"\n").await.is_err() {
+                break;
+            }
+        }
+        let _ = to_rmcp.shutdown().await;
+    });
+    // Output: rmcp's lines and the parse errors, each whole.
+    let writer = tokio::spawn(async move {
+        let mut out = output;
+        let mut from_rmcp = tokio::io::BufReader::new(from_rmcp);
+        let mut line = Vec::new();
+        let mut errors_open = true;
+        loop {
+            line.clear();
+            tokio::select! {
+                r = from_rmcp.read_until(b'\n', &mut line) => match r {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                            break;
+                        }
+                    }
+                },
+                e = errors_rx.recv(), if errors_open => match e {
+                    Some(e) => {
+                        if out.write_all(format!("{e}\n").as_bytes()).await.is_err() || out.flush().await.is_err() {
+                            break;
+                        }
+                    }
+                    None => errors_open = false,
+                },
+            }
+        }
+    });
     let server = WreplServer::new(options);
-    let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Transport(e.to_string()))?;
-    running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
-    Ok(())
+    let result = async {
+        let running = server.serve((rmcp_in, rmcp_out)).await.map_err(|e| ServeError::Transport(e.to_string()))?;
+        running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
+        Ok(())
+    }
+    .await;
+    reader.abort();
+    let _ = writer.await;
+    result
 }

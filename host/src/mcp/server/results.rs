@@ -19,7 +19,8 @@ pub(super) fn repl_schema() -> JsonObject {
         "properties": {
             "code": {"type": "string", "description": "JavaScript to evaluate in the persistent context (top-level await works; the value of the last expression is the result)."},
             "description": {"type": "string", "description": "What this code does, in a few words (shown to the user)."},
-            "timeout": {"type": "number", "description": "Script-time budget in milliseconds (default 30000, max 600000; time spent waiting for tools does not count)."}
+            "timeout": {"type": "number", "description": "Script-time budget in milliseconds (default 30000, max 600000; time spent waiting for tools does not count)."},
+            "context": {"type": "string", "description": "The context handle a previous result gave (its `context`), to continue that context; omit it to start a fresh one."}
         },
         "required": ["code"],
         "additionalProperties": false
@@ -35,7 +36,80 @@ Tools are async globals: Read, Write, Edit, Bash, Glob, Grep (and mcp__server__t
 shorthands sh(cmd), cat(path), rg(pattern, opts), rgf(pattern), gl(glob), put(path, text), chdir(dir); haiku(prompt, schema?) \
 asks the model; registerTool(name, description, schema, handler) adds a tool (eval_registered__<name>). Start independent \
 calls together and await them with Promise.all. No import/require, no network or filesystem except through the tools; \
-every call passes the permission pipeline. The result is the last expression's value (or the per-call object `o`).";
+every call passes the permission pipeline. The result is the last expression's value (or the per-call object `o`). \
+Each result names its context in a last line `[context: HANDLE]`; pass that HANDLE as `context` in the next call to keep \
+your variables. A call without `context` starts a fresh, empty context.";
+
+/// The `repl` tool: its input and output schemas and annotations (it runs
+/// arbitrary code, so it is neither read-only nor idempotent).
+pub(super) fn repl_tool() -> McpTool {
+    let mut t = tool_def(REPL_TOOL, REPL_DESCRIPTION, repl_schema());
+    if let Value::Object(o) = repl_output_schema() {
+        t.output_schema = Some(Arc::new(o));
+    }
+    t.annotations =
+        Some(rmcp::model::ToolAnnotations::new().read_only(false).idempotent(false).destructive(true).open_world(true));
+    t
+}
+
+/// A registered tool as listed: its own schema, plus the optional
+/// `context` handle of the context that registered it.
+pub(super) fn registered_tool(t: &RegisteredTool) -> McpTool {
+    let description = match &t.display_name {
+        Some(d) => format!("{d}: {}", t.description),
+        None => t.description.clone(),
+    };
+    let mut schema = object_schema(&t.input_schema);
+    let props = schema.entry("properties").or_insert_with(|| json!({}));
+    if let Value::Object(p) = props {
+        p.entry("context").or_insert_with(|| {
+            json!({"type": "string", "description": "The handle of the context that registered this tool (from its results)."})
+        });
+    }
+    tool_def(&format!("{REGISTERED_PREFIX}{}", t.name), &description, schema)
+}
+
+/// The schema of the `repl` tool's `structuredContent`.
+pub(super) fn repl_output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "context": {"type": "string", "description": "Handle of the context this call ran in."},
+            "code": {"type": "string"},
+            "result": {"description": "The result value (any JSON), capped like the text: a longer one is replaced by its first characters as a string, and result_truncated says so."},
+            "result_truncated": {"type": ["object", "null"], "properties": {"shown": {"type": "integer"}, "total": {"type": "integer"}}},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "error": {"type": ["object", "null"]},
+            "timed_out": {"type": "boolean"},
+            "context_reset": {"type": ["string", "null"]},
+            "abandoned_calls": {"type": "array", "items": {"type": "string"}},
+            "calls": {"type": "array", "items": {"type": "object"}},
+            "new_tools": {"type": "array", "items": {"type": "string"}},
+            "new_tool_definitions": {"type": "array", "items": {"type": "object"}},
+            "script_ms": {"type": "number"},
+            "wall_ms": {"type": "number"},
+            "replay": {"type": ["object", "null"]}
+        },
+        "required": ["code", "stdout", "stderr", "timed_out", "calls", "script_ms", "wall_ms"]
+    })
+}
+
+/// `result` for `structuredContent`: as it is when its JSON text fits in
+/// `cap` characters; else its first `cap` characters as a string, with
+/// (shown, total).
+pub(super) fn capped_result(result: &Option<Value>, cap: usize) -> (Value, Option<(usize, usize)>) {
+    let Some(v) = result else { return (Value::Null, None) };
+    let text = v.to_string();
+    match text.char_indices().nth(cap) {
+        None => (v.clone(), None),
+        Some((cut, _)) => {
+            let total = text.chars().count();
+            let shown = format!("{}…[truncated: showing {cap} of {total} characters]", &text[..cut]);
+            (Value::String(shown), Some((cap, total)))
+        }
+    }
+}
 
 pub(super) fn tool_def(name: &str, description: &str, schema: JsonObject) -> McpTool {
     let v = json!({"name": name, "description": description, "inputSchema": Value::Object(schema)});
@@ -150,9 +224,11 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
                    "inputSchema": t.input_schema, "displayName": t.display_name})
         })
         .collect();
+    let (result, truncated) = capped_result(&r.result, text_cap);
     let structured = json!({
         "code": code,
-        "result": r.result,
+        "result": result,
+        "result_truncated": truncated.map(|(shown, total)| json!({"shown": shown, "total": total})),
         "stdout": r.stdout,
         "stderr": r.stderr,
         "error": r.error,

@@ -164,7 +164,7 @@ impl calls::Host for HostState {
         let id = self.calls.new_id();
         self.calls.index.insert(id, index);
         let (abort, registration) = AbortHandle::new_pair();
-        let fut = Abortable::new(fut, registration);
+        let fut = Abortable::new(super::super::CALL_INDEX.scope(index, fut), registration);
         self.calls.running.push(Box::pin(async move { fut.await.ok().map(|result| Done { id, result }) }));
         self.calls.in_flight.insert(id, InFlight { tool: truncate_name(&tool), abort });
         self.poll_started();

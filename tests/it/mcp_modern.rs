@@ -1,0 +1,339 @@
+//! `wrepl serve` with clients speaking the stateless revision 2026-07-28
+//! (rmcp's client in `server/discover` mode): REPL state by context handle,
+//! approvals and model samples through multi round-trip requests (also
+//! across a server restart and between two servers sharing a store),
+//! `subscriptions/listen`, and the protocol errors the revision asks for.
+
+#![allow(deprecated)] // sampling is deprecated by the newest protocol revision
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequiredResult, SubscriptionFilter};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{json, Value};
+
+use super::mcp_server::{
+    call, http_transport, modern, modern_client, spawn_http, structured, text, HttpServer, TestClient,
+};
+
+/// A server on a loopback port whose tokens are in `dir/tokens` (so a
+/// restarted server accepts the same token), recording into `dir/store`.
+async fn server(dir: &Path, extra: &[&str]) -> HttpServer {
+    let tokens = dir.join("tokens");
+    let store = dir.join("store.sqlite3");
+    let mut args = vec!["--token-file", tokens.to_str().unwrap(), "--store", store.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    spawn_http(dir, "127.0.0.1:0", &args, &[]).await.expect("wrepl serve --http")
+}
+
+fn token(dir: &Path) -> String {
+    let t = std::fs::read_to_string(dir.join("tokens")).unwrap();
+    t.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string()
+}
+
+async fn connect(s: &HttpServer, token: &str, c: TestClient) -> RunningService<RoleClient, TestClient> {
+    modern(c, http_transport(&s.url, token)).await
+}
+
+fn args(v: Value) -> rmcp::model::JsonObject {
+    let Value::Object(m) = v else { panic!("arguments must be an object") };
+    m
+}
+
+/// One `tools/call` without answering `input_required`.
+async fn once(
+    service: &RunningService<RoleClient, TestClient>,
+    tool: &str,
+    a: Value,
+    answers: Option<(BTreeMap<String, Value>, String)>,
+) -> CallToolResponse {
+    let mut p = CallToolRequestParams::new(tool.to_string()).with_arguments(args(a));
+    if let Some((responses, state)) = answers {
+        p = p.with_input_responses(responses).with_request_state(state);
+    }
+    tokio::time::timeout(Duration::from_secs(60), service.call_tool_once(p))
+        .await
+        .expect("tool call timed out")
+        .expect("tool call failed at the protocol level")
+}
+
+fn input_required(r: CallToolResponse) -> InputRequiredResult {
+    match r {
+        CallToolResponse::InputRequired(i) => i,
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+fn complete(r: CallToolResponse) -> rmcp::model::CallToolResult {
+    match r {
+        CallToolResponse::Complete(c) => c,
+        other => panic!("expected a result, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_context_handle_keeps_state_between_stateless_requests_and_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "let x = 41"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let handle = structured(&r)["context"].as_str().expect("a context handle").to_string();
+    let all = serde_json::to_string(&r.content).unwrap();
+    assert!(all.contains(&format!("[context: {handle}]")), "the text names the handle: {all}");
+    let r = call(&c, "repl", json!({"code": "x + 1", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    assert_eq!(text(&r), "42");
+    // Without a handle: a fresh context, with its own handle.
+    let r = call(&c, "repl", json!({"code": "typeof x"})).await;
+    assert_eq!(structured(&r)["result"], json!("undefined"));
+    assert_ne!(structured(&r)["context"], json!(handle));
+    // A handle that was not issued: a clear tool error saying how to start fresh.
+    let r = call(&c, "repl", json!({"code": "1", "context": "rs1.bogus.handle"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("unknown context handle") && text(&r).contains("without `context`"), "{}", text(&r));
+    drop(c);
+
+    // A restarted server (same store, same key in it) continues the context by replay.
+    s.child.kill().await.unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "x + 2", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(43), "{r:?}");
+    drop(c);
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_handle_is_bound_to_the_token_that_got_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "token-number-one-0123456789abcdef\ntoken-number-two-0123456789abcdef\n").unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let a = connect(&s, "token-number-one-0123456789abcdef", modern_client(true, "x")).await;
+    let b = connect(&s, "token-number-two-0123456789abcdef", modern_client(true, "x")).await;
+    let r = call(&a, "repl", json!({"code": "var secret = 'a'"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    let r = call(&b, "repl", json!({"code": "secret", "context": handle})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("unknown context handle"), "{}", text(&r));
+    let r = call(&a, "repl", json!({"code": "secret", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!("a"));
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn approvals_and_samples_are_answered_through_input_required_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &["--allow", "Write(once/**)"]).await;
+    let t = token(dir.path());
+    let c = modern_client(true, "Write");
+    let seen = c.seen.clone();
+    let c = connect(&s, &t, c).await;
+    // rmcp's client answers the rounds through the same handler: an
+    // allowed write runs once, the asked one runs after the approval.
+    let code = "const n = Math.random(); await put('once/' + n + '.txt', 'x'); await put('out.txt', 'y'); n";
+    let r = call(&c, "repl", json!({"code": code})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let n = structured(&r)["result"].as_f64().expect("the number");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "y");
+    let once: Vec<String> = std::fs::read_dir(dir.path().join("once"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(once, vec![format!("{n}.txt")], "the write before the approval ran exactly once");
+    assert!(seen.elicitations.lock().unwrap().iter().any(|m| m.contains("Write")), "the question was asked");
+    // Declined: the call fails in the script, nothing is written.
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "await Edit({file_path: 'out.txt', old_string: 'y', new_string: 'z'})", "context": handle}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "y");
+    // haiku() is a sampling input request; the variable set before it survives the round.
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "let before = 7; (await haiku('hi there')) + ' ' + before", "context": handle}),
+    )
+    .await;
+    assert_eq!(structured(&r)["result"], json!("echo: hi there 7"), "{r:?}");
+    assert_eq!(seen.samplings.lock().unwrap().len(), 1);
+    let r = call(&c, "repl", json!({"code": "before", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(7), "{r:?}");
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_approval_survives_a_restart_and_is_answered_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &["--allow", "Write(once/**)"]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let code = "globalThis.k = 5; const n = Math.random(); await put('once/' + n + '.txt', 'x'); \
+                await put('out.txt', 'approved'); [n, k]";
+    let first = input_required(once(&c, "repl", json!({"code": code}), None).await);
+    let requests = first.input_requests.clone().expect("input requests");
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let (key, request) = requests.iter().next().unwrap();
+    let request = serde_json::to_value(request).unwrap();
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    assert!(request["params"]["message"].as_str().unwrap().contains("out.txt"), "{request}");
+    assert!(!dir.path().join("out.txt").exists());
+    let state = first.request_state.clone().expect("a request state");
+    drop(c);
+
+    // The server restarts between the two rounds.
+    s.child.kill().await.unwrap();
+    let mut s = server(dir.path(), &["--allow", "Write(once/**)"]).await;
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let yes: BTreeMap<String, Value> =
+        [(key.clone(), json!({"action": "accept", "content": {"approve": true}}))].into_iter().collect();
+    // A forged state is refused.
+    let mut forged = state.clone();
+    forged.pop();
+    forged.push(if state.ends_with('A') { 'B' } else { 'A' });
+    let r = complete(once(&c, "repl", json!({"code": code}), Some((yes.clone(), forged))).await);
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("invalid requestState"), "{}", text(&r));
+    // Another call's state is refused.
+    let r = complete(once(&c, "repl", json!({"code": "1"}), Some((yes.clone(), state.clone()))).await);
+    assert!(text(&r).contains("another call"), "{}", text(&r));
+    // The answer continues the script: the first write is not made again.
+    let r = complete(once(&c, "repl", json!({"code": code}), Some((yes.clone(), state.clone()))).await);
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let v = structured(&r)["result"].clone();
+    assert_eq!(v[1], json!(5), "{v}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "approved");
+    let files = std::fs::read_dir(dir.path().join("once")).unwrap().count();
+    assert_eq!(files, 1, "the write before the question ran once");
+    assert!(dir.path().join("once").join(format!("{}.txt", v[0].as_f64().unwrap())).exists());
+    // The same state again: already used.
+    let r = complete(once(&c, "repl", json!({"code": code}), Some((yes, state))).await);
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("stale"), "{}", text(&r));
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_round_asked_on_one_server_is_answered_on_another_sharing_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = server(dir.path(), &[]).await;
+    let mut b = server(dir.path(), &[]).await;
+    let t = token(dir.path());
+    let ca = connect(&a, &t, modern_client(true, "x")).await;
+    let cb = connect(&b, &t, modern_client(true, "x")).await;
+    let r = call(&ca, "repl", json!({"code": "let base = 40"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    let code = "base + (await haiku('two')).length";
+    let first = input_required(once(&ca, "repl", json!({"code": code, "context": handle}), None).await);
+    let (key, request) = first.input_requests.clone().unwrap().into_iter().next().unwrap();
+    assert_eq!(serde_json::to_value(&request).unwrap()["method"], "sampling/createMessage");
+    let answer: BTreeMap<String, Value> = [(
+        key,
+        json!({"role": "assistant", "content": {"type": "text", "text": "ab"}, "model": "m", "stopReason": "endTurn"}),
+    )]
+    .into_iter()
+    .collect();
+    let state = first.request_state.unwrap();
+    let r = complete(once(&cb, "repl", json!({"code": code, "context": handle}), Some((answer, state))).await);
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    a.child.kill().await.unwrap();
+    b.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn listen_delivers_tool_list_changes_and_registered_tools_run_by_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "double")).await;
+    let mut sub = tokio::time::timeout(
+        Duration::from_secs(30),
+        c.peer().listen(SubscriptionFilter::builder().tools_list_changed().build()),
+    )
+    .await
+    .expect("listen timed out")
+    .expect("subscriptions/listen");
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, ({n}) => n * 2)"}),
+    )
+    .await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    let n = tokio::time::timeout(Duration::from_secs(30), sub.next()).await.expect("no notification").unwrap();
+    let n = serde_json::to_value(n.expect("a notification")).unwrap();
+    assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+    let tools = c.list_all_tools().await.unwrap();
+    let t = tools.iter().find(|t| t.name == "eval_registered__double").expect("listed");
+    assert!(t.input_schema.get("properties").and_then(|p| p.get("context")).is_some(), "{t:?}");
+    // It asks (always); the client approves what mentions "double".
+    let r = call(&c, "eval_registered__double", json!({"n": 21, "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    s.child.kill().await.unwrap();
+}
+
+/// One raw HTTP/1.1 request; returns (status, body).
+async fn raw_http(addr: &str, request: String) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+    sock.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), sock.read_to_end(&mut out)).await;
+    let text = String::from_utf8_lossy(&out).to_string();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, text)
+}
+
+#[tokio::test]
+async fn protocol_errors_are_the_ones_the_specification_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let t = token(dir.path());
+    let post = |body: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let (status, body) = raw_http(&s.addr, post("{not json")).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("-32700"), "{body}");
+
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    // tools/call with arguments that are not an object: invalid params.
+    let bad = rmcp::model::ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+        "tools/call",
+        Some(json!({"name": "repl", "arguments": [1, 2]})),
+    ));
+    let e = c.peer().send_request(bad).await.expect_err("refused");
+    assert!(e.to_string().contains("-32602") || e.to_string().to_lowercase().contains("invalid params"), "{e}");
+    // A cursor this server never gave: invalid params.
+    let e = c
+        .peer()
+        .list_tools(Some(rmcp::model::PaginatedRequestParams::default().with_cursor(Some("bogus".into()))))
+        .await
+        .expect_err("a bogus cursor is refused");
+    assert!(e.to_string().contains("cursor"), "{e}");
+    // repl declares its output schema and is neither read-only nor idempotent.
+    let tools = c.list_all_tools().await.unwrap();
+    let repl = tools.iter().find(|t| t.name == "repl").unwrap();
+    assert!(repl.output_schema.is_some());
+    let ann = repl.annotations.clone().unwrap();
+    assert_eq!((ann.read_only_hint, ann.idempotent_hint), (Some(false), Some(false)));
+    // A long result is capped in structuredContent too, with the true total.
+    let r = call(&c, "repl", json!({"code": "'x'.repeat(300000)"})).await;
+    let st = structured(&r);
+    assert_eq!(st["result_truncated"]["total"], json!(300002), "{}", st["result_truncated"]);
+    assert!(st["result"].as_str().unwrap().len() < 300000);
+    s.child.kill().await.unwrap();
+}
