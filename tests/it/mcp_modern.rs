@@ -337,3 +337,99 @@ async fn protocol_errors_are_the_ones_the_specification_gives() {
     assert!(st["result"].as_str().unwrap().len() < 300000);
     s.child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_closed_session_is_deleted_with_no_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let t = token(dir.path());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let (status, head) = raw_http(
+        &s.addr,
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{init}",
+            init.len()
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{head}");
+    let id = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|_| l.split_once(':').unwrap().1.trim().to_string()))
+        .expect("a session id");
+    let (status, body) = raw_http(
+        &s.addr,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\nMcp-Session-Id: {id}\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(status == 204 || status == 200, "{body}");
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_line_that_is_not_json_on_stdio_gets_a_parse_error() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .arg("serve")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin.write_all(b"{this is not json\n").await.unwrap();
+    let line = tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["error"]["code"], json!(-32700), "{line}");
+    assert_eq!(v["id"], Value::Null);
+    // The connection goes on: a ping after it is answered.
+    let init = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    let line = tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], json!(7), "{line}");
+    assert!(v["result"]["serverInfo"]["name"] == "wrepl", "{line}");
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+}
+
+#[tokio::test]
+async fn servers_with_the_same_state_key_file_share_handles_without_sharing_a_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("state.key");
+    std::fs::write(&key, [9u8; 32]).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let mut a = server(dir.path(), &["--state-key-file", key.to_str().unwrap()]).await;
+    let t = token(dir.path());
+    let c = connect(&a, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "1"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    drop(c);
+    a.child.kill().await.unwrap();
+    // A server with another store but the same key opens the handle: the
+    // context is not in its store, so it is reported gone, not forged.
+    std::fs::copy(dir.path().join("tokens"), other.path().join("tokens")).unwrap();
+    let mut b = server(other.path(), &["--state-key-file", key.to_str().unwrap()]).await;
+    let c = connect(&b, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "1", "context": handle})).await;
+    assert!(text(&r).contains("not in this server's store") && text(&r).contains("without `context`"), "{}", text(&r));
+    b.child.kill().await.unwrap();
+    // A world-readable key file is refused at start.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = spawn_http(dir.path(), "127.0.0.1:0", &["--state-key-file", key.to_str().unwrap()], &[]).await;
+    let Err(refused) = refused else { panic!("a readable key file must be refused") };
+    assert!(refused.stderr.join("\n").contains("chmod 600"), "{:?}", refused.stderr);
+}

@@ -622,14 +622,28 @@ async fn registered_tool_calls_pass_hooks_rules_events_and_records() {
     }
     assert!(asked.lock().unwrap().is_empty(), "deny rules come before the approver");
 
-    // an allow rule does not skip the question (registered tools always ask)
+    // an allow rule with a pattern does not skip the question (registered tools always ask)...
+    env.events.lock().unwrap().clear();
+    let mut r = env
+        .builder("{}", &[], vec![])
+        .allow(["eval_registered__double(*)"])
+        .approver(approver.clone())
+        .build()
+        .await
+        .unwrap();
+    ok(&ev(&mut r, DOUBLE).await);
+    let res = r.call_registered("double", json!({"n": 21}), Default::default()).await.unwrap();
+    assert_eq!(ok(&res), json!(42));
+    assert_eq!(asked.lock().unwrap().as_slice(), ["eval_registered__double: Execute registered tool \"double\""]);
+    // ...an allow rule naming exactly the tool pre-approves it
+    asked.lock().unwrap().clear();
     env.events.lock().unwrap().clear();
     let mut r =
         env.builder("{}", &[], vec![]).allow(["eval_registered__double"]).approver(approver).build().await.unwrap();
     ok(&ev(&mut r, DOUBLE).await);
     let res = r.call_registered("double", json!({"n": 21}), Default::default()).await.unwrap();
     assert_eq!(ok(&res), json!(42));
-    assert_eq!(asked.lock().unwrap().as_slice(), ["eval_registered__double: Execute registered tool \"double\""]);
+    assert!(asked.lock().unwrap().is_empty(), "{:?}", asked.lock().unwrap());
     let record = res.calls.last().expect("a record of the call");
     assert_eq!((record.tool.as_str(), record.ok, &record.input), ("eval_registered__double", true, &json!({"n": 21})));
     assert_eq!(record.output, json!(42));

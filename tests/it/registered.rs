@@ -82,12 +82,42 @@ async fn registered_tools_always_ask() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_allow_rule_naming_a_registered_tool_pre_approves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = builder().roots([dir.path()]).allow(["eval_registered__double"]).build().await.unwrap();
+    ok(&ev(&mut r, DOUBLE).await);
+    ok(&ev(&mut r, "registerTool('triple', 't', {type: 'object'}, () => 3)").await);
+    // No approver at all: the named tool runs, the other still asks (and is refused).
+    let res = r.call_registered("double", json!({"n": 4}), EvalOptions::default()).await.unwrap();
+    assert_eq!(ok(&res), json!({"doubled": 8}));
+    let res = r.call_registered("triple", json!({}), EvalOptions::default()).await.unwrap();
+    assert_eq!(err(&res).0, "PermissionDenied");
+    // A pattern is not a name: it does not pre-approve.
+    let mut r = builder().roots([dir.path()]).allow(["eval_registered__double(*)"]).build().await.unwrap();
+    ok(&ev(&mut r, DOUBLE).await);
+    let res = r.call_registered("double", json!({"n": 4}), EvalOptions::default()).await.unwrap();
+    assert_eq!(err(&res).0, "PermissionDenied");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_registered_name_fits_the_protocols_tool_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = repl(dir.path(), true, None).await;
+    let longest = "x".repeat(47);
+    let res = ev(&mut r, &format!("registerTool('{longest}', 'd', {{}}, () => 1)")).await;
+    assert_eq!(ok(&res), json!(format!("eval_registered__{longest}")));
+    assert_eq!(format!("eval_registered__{longest}").len(), 64);
+    let res = ev(&mut r, &format!("registerTool('{longest}y', 'd', {{}}, () => 1)")).await;
+    assert!(err(&res).1.contains("64 characters"), "{:?}", res.error);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn registration_abuse_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = repl(dir.path(), true, None).await;
     for code in [
         "registerTool('bad name', 'd', {}, () => 1)",
-        "registerTool('x'.repeat(112), 'd', {}, () => 1)",
+        "registerTool('x'.repeat(48), 'd', {}, () => 1)",
         "registerTool('', 'd', {}, () => 1)",
         "registerTool('console', 'd', {}, () => 1)",
         "registerTool('sh', 'd', {}, () => 1)",

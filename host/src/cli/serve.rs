@@ -47,6 +47,16 @@ pub(crate) struct ServeArgs {
     /// List no `repl` tool (the REPL is disabled by configuration).
     #[arg(long)]
     no_repl: bool,
+    /// How long an unused REPL context lives, in seconds (a recorded one
+    /// can be continued by its handle until then, on any server sharing
+    /// the store).
+    #[arg(long, value_name = "SECONDS", default_value_t = wrepl::mcp::server::DEFAULT_CONTEXT_TTL.as_secs())]
+    context_ttl: u64,
+    /// The key that seals context handles and request states (a file of at
+    /// least 32 bytes, mode 0600). Servers sharing a store share its key
+    /// by default; give one to share it otherwise.
+    #[arg(long, value_name = "PATH")]
+    state_key_file: Option<std::path::PathBuf>,
     /// Script budget default and fuel are per call; this caps the result text (characters).
     #[arg(long, value_name = "CHARS", default_value_t = wrepl::DEFAULT_TEXT_CAP)]
     text_cap: usize,
@@ -55,8 +65,27 @@ pub(crate) struct ServeArgs {
 /// Run `wrepl serve` until the client disconnects (stdio) or the process is
 /// stopped (HTTP).
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let ServeArgs { http, token_file, no_auth, allow_origin, policy, session, store, async_mode, no_repl, text_cap } =
-        args;
+    let ServeArgs {
+        http,
+        token_file,
+        no_auth,
+        allow_origin,
+        policy,
+        session,
+        store,
+        async_mode,
+        no_repl,
+        text_cap,
+        context_ttl,
+        state_key_file,
+    } = args;
+    if context_ttl == 0 {
+        anyhow::bail!("--context-ttl must be at least 1 second");
+    }
+    let state_key = match &state_key_file {
+        Some(path) => Some(read_state_key(path)?),
+        None => None,
+    };
     if http.is_some() && session.is_some() {
         anyhow::bail!("--session works with stdio only (each HTTP connection records its own session)");
     }
@@ -83,11 +112,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(file) = token_path {
         template = template.protect(file);
     }
+    if let Some(file) = &state_key_file {
+        template = template.protect(file);
+    }
     let mut options = ServerOptions::new(template)?;
     options.store = store;
     options.session = session;
     options.async_mode = async_mode;
     options.repl_enabled = !no_repl;
+    options.context_ttl = std::time::Duration::from_secs(context_ttl);
+    options.state_key = state_key;
     let options = Arc::new(options);
     match (http, security) {
         (Some(addr), Some((security, source))) => {
@@ -184,4 +218,22 @@ fn announce(source: &Source, addr: std::net::SocketAddr) {
         }
         Some(TokenSource::Env) => eprintln!("wrepl: clients must {how}, with the token from WREPL_TOKEN"),
     }
+}
+
+/// The state key in `path`: at least 32 bytes, readable by its owner only.
+fn read_state_key(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("state key file {}: {e}", path.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        anyhow::bail!(
+            "state key file {}: group or others may access it (mode {:04o}); run `chmod 600` on it",
+            path.display(),
+            meta.permissions().mode() & 0o7777
+        );
+    }
+    let key = std::fs::read(path).map_err(|e| anyhow::anyhow!("state key file {}: {e}", path.display()))?;
+    if key.len() < 32 {
+        anyhow::bail!("state key file {}: {} bytes; a key needs at least 32", path.display(), key.len());
+    }
+    Ok(key)
 }

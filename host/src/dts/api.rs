@@ -223,7 +223,7 @@ pub(super) fn fixed_api(
          /** A tool registered by this session's scripts. */\n\
          interface RegisteredToolInfo {\n  name: string;\n  /** The name the model calls: `eval_registered__<name>`. */\n  wireName: string;\n  \
          description: string;\n  inputSchema: unknown;\n  displayName: string;\n}\n\
-         /**\n * Offer `handler` to the model as the tool `eval_registered__<name>` (`name` matches ^[a-zA-Z0-9_-]{1,111}$ and\n \
+         /**\n * Offer `handler` to the model as the tool `eval_registered__<name>` (`name` matches ^[a-zA-Z0-9_-]{1,47}$ and\n \
          * is not a built-in global). The handler receives the validated input. Returns the wire name.\n */\n\
          declare function registerTool(name: string, description: string, schema: JsonSchema, handler: (input: any) => unknown, \
          options?: RegisterToolOptions): string;\n\

@@ -432,8 +432,11 @@ impl Dispatcher {
                 None => format!("permission to use {tool_name} was not granted"),
             },
         };
+        // An allow rule naming exactly this tool (no pattern) pre-approves
+        // one that would always ask (a registered tool).
+        let named_allow = matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && m.rule == tool_name);
         let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
-        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny) {
+        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny && !named_allow) {
             (decision, why) = (Decision::Ask, q.to_string());
         }
         match decision {

@@ -184,7 +184,12 @@ impl Hub {
         let exists = self.store.head(&id).map_err(|e| format!("session store: {e}"))?.is_some();
         let used = self.store.touched(&id).map_err(|e| format!("session store: {e}"))?;
         match used {
-            _ if !exists => return Err(expired()),
+            _ if !exists => {
+                return Err("context gone: its log is not in this server's store (it expired, was deleted, or was \
+                            made by a server with another store); call repl without `context` to start a fresh \
+                            context"
+                    .into())
+            }
             Some(at) if now_ms().saturating_sub(at) > self.ttl.as_millis() as u64 => return Err(expired()),
             _ => {}
         }

@@ -34,8 +34,12 @@ fn next_revision() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Longest registered tool name: its MCP name `eval_registered__<name>`
+/// must fit the protocol's 64 characters.
+pub(crate) const MAX_REGISTERED_NAME: usize = 64 - "eval_registered__".len();
+
 fn valid_tool_name(name: &str) -> bool {
-    (1..=111).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=MAX_REGISTERED_NAME).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl Registry {
@@ -61,7 +65,10 @@ impl Registry {
         check_schema: &dyn Fn(&serde_json::Value) -> Result<(), String>,
     ) -> Result<(), String> {
         if !valid_tool_name(&name) {
-            return Err("the name must match ^[a-zA-Z0-9_-]{1,111}$".into());
+            return Err(format!(
+                "the name must match ^[a-zA-Z0-9_-]{{1,{MAX_REGISTERED_NAME}}}$ (the model calls it as \
+                 eval_registered__<name>, and an MCP tool name has at most 64 characters)"
+            ));
         }
         if description.chars().count() > 10_000 {
             return Err("the description is longer than 10000 characters".into());
