@@ -6,6 +6,7 @@ mod budgets;
 mod calls;
 mod cli;
 mod confine;
+mod conformance;
 mod contexts;
 mod hostile;
 mod http_auth;

@@ -358,7 +358,11 @@ async fn a_closed_session_is_deleted_with_no_content() {
     assert_eq!(status, 200, "{head}");
     let id = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|_| l.split_once(':').unwrap().1.trim().to_string()))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id:")
+                .map(|_| l.split_once(':').unwrap().1.trim().to_string())
+        })
         .expect("a session id");
     let (status, body) = raw_http(
         &s.addr,
@@ -388,7 +392,8 @@ async fn a_line_that_is_not_json_on_stdio_gets_a_parse_error() {
     let mut stdin = child.stdin.take().unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     stdin.write_all(b"{this is not json\n").await.unwrap();
-    let line = tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
+    let line =
+        tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
     let v: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(v["error"]["code"], json!(-32700), "{line}");
     assert_eq!(v["id"], Value::Null);
@@ -396,7 +401,8 @@ async fn a_line_that_is_not_json_on_stdio_gets_a_parse_error() {
     let init = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
     stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
-    let line = tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
+    let line =
+        tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
     let v: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(v["id"], json!(7), "{line}");
     assert!(v["result"]["serverInfo"]["name"] == "wrepl", "{line}");

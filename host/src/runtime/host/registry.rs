@@ -39,7 +39,8 @@ fn next_revision() -> u64 {
 pub(crate) const MAX_REGISTERED_NAME: usize = 64 - "eval_registered__".len();
 
 fn valid_tool_name(name: &str) -> bool {
-    (1..=MAX_REGISTERED_NAME).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=MAX_REGISTERED_NAME).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl Registry {
