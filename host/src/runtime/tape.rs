@@ -902,4 +902,74 @@ mod tests {
         assert_eq!(divergence.actual, "call of d");
         assert!(host.stop.is_none());
     }
+
+    #[test]
+    fn a_continuation_replays_the_prefix_runs_the_waiting_call_and_records_the_whole_block() {
+        // Recorded: a (done), b (ran when the block stopped: no outcome), c (waiting for input).
+        let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new() };
+        let prefix = vec![call("a"), Event::Random { value: 4 }, done.clone(), call("b"), call("c")];
+        let log = Arc::new(Log::default());
+        let mut deck = load(Tape::Continue(Continuation { prefix, live_calls: vec![2], recorder: log.clone() }));
+        let mut host = FakeHost::default();
+        assert!(matches!(deck.call_starts("a", "{}", &String::new, &mut host), Start::Replayed { index: 0 }));
+        host.calls.push((1, 0));
+        assert_eq!(deck.random(&mut host), 4, "randomness comes from the recording");
+        let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
+        assert_eq!((d.id, d.outcome.ok()), (1, Some("1".to_string())));
+        assert!(matches!(deck.call_starts("b", "{}", &String::new, &mut host), Start::Replayed { index: 1 }));
+        host.calls.push((2, 1));
+        // The waiting call runs live now.
+        assert!(matches!(deck.call_starts("c", "{}", &String::new, &mut host), Start::Run { index: 2 }));
+        host.calls.push((3, 2));
+        // The recording is used up: b is answered outcome_unknown (never re-run), then live.
+        let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
+        assert_eq!((d.id, d.outcome.unwrap_err().kind.as_str()), (2, "outcome-unknown"));
+        assert!(matches!(deck.next_completion(&mut host), Next::Live));
+        deck.call_done(2, &Ok("\"c\"".into()), &mut host);
+        // After the prefix, new calls run live and are recorded.
+        assert!(matches!(deck.call_starts("d", "{}", &|| "fp".into(), &mut host), Start::Run { index: 3 }));
+        assert_eq!(deck.now(&mut host), 7.0);
+        let seen = deck.finish().expect("a continuation observes");
+        assert!(seen.divergence.is_none(), "{:?}", seen.divergence);
+        assert_eq!(seen.unknown, vec![1]);
+        let events: Vec<Event> = log.events.lock().unwrap().iter().map(|(e, _)| e.clone()).collect();
+        let unknown = Event::Done {
+            call: 1,
+            ok: false,
+            payload: "outcome_unknown: this call was running when its block was suspended for input; whether it took effect is unknown, so it was not run again".into(),
+            error_kind: "outcome-unknown".into(),
+        };
+        let c_done = Event::Done { call: 2, ok: true, payload: "\"c\"".into(), error_kind: String::new() };
+        let d = Event::Call { tool: "d".into(), input: "{}".into(), schema: "fp".into() };
+        assert_eq!(
+            events,
+            vec![
+                call("a"),
+                Event::Random { value: 4 },
+                done,
+                call("b"),
+                call("c"),
+                unknown,
+                c_done,
+                d,
+                Event::Now { us: 7.0 }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_continuation_that_leaves_its_recording_runs_nothing_more() {
+        let prefix = vec![call("a"), call("c")];
+        let log = Arc::new(Log::default());
+        let mut deck = load(Tape::Continue(Continuation { prefix, live_calls: vec![1], recorder: log }));
+        let mut host = FakeHost::default();
+        // Another input than recorded: drift, refused.
+        let Start::Refused(e) = deck.call_starts("a", "{\"x\":1}", &String::new, &mut host) else { panic!("ran") };
+        assert_eq!(e.kind, "replay-drift");
+        // Nothing after the drift runs, not even the waiting call.
+        let Start::Refused(e) = deck.call_starts("c", "{}", &String::new, &mut host) else { panic!("ran") };
+        assert_eq!(e.kind, "replay-drift");
+        assert!(matches!(deck.next_completion(&mut host), Next::Answer(Some(types::Completion::Interrupted))));
+        assert!(deck.finish().unwrap().divergence.is_some());
+    }
 }

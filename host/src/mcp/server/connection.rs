@@ -349,7 +349,13 @@ pub(super) async fn ensure_repl<'a>(
     let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
     let restore = match status {
         ContextStatus::Built { .. } => {
-            *lock(&ctx.registered) = repl.registered_tools();
+            let tools = repl.registered_tools();
+            let restored = !tools.is_empty();
+            *lock(&ctx.registered) = tools;
+            if restored {
+                // Tools came back with the session: listeners hear of them now.
+                let _ = hub.tools_changed.send(());
+            }
             repl.restore_report().cloned()
         }
         ContextStatus::Reused => None,
