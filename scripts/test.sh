@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: install what the tests use (the node packages:
-# the MCP reference server and the TypeScript compiler), then run every test.
+# the MCP reference server, the TypeScript compiler, the MCP conformance
+# suite and the Node.js 22 build it runs on; the official MCP Python SDK in a
+# venv), then run every test.
 # Under this script a test whose component is missing fails; it never skips.
 #
 #   scripts/test.sh [cargo test arguments...]
@@ -16,4 +18,12 @@ fi
 echo "node $(node --version), npm $(npm --version)"
 (cd tests/node && npm ci --no-audit --no-fund)
 export WREPL_REQUIRE_NPM=1
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq python3 python3-venv
+fi
+[ -x tests/python/.venv/bin/python ] || python3 -m venv tests/python/.venv
+tests/python/.venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
+echo "python SDK: $(tests/python/.venv/bin/python -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
+export WREPL_REQUIRE_PYTHON=1
 exec cargo test --locked "$@"

@@ -17,6 +17,7 @@ mod mcp_modern;
 mod mcp_server;
 mod pipeline;
 mod protected;
+mod python_sdk;
 mod registered;
 mod repl_semantics;
 mod resilience;

@@ -66,16 +66,15 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 MODERN = "2026-07-28"
@@ -252,7 +251,10 @@ class Config:
             )
         else:
             assert url is not None
-            http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+            # The SDK's documented way to set headers: hand streamable_http_client an httpx2 client.
+            http = httpx2.AsyncClient(
+                headers={"Authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(30.0, read=STEP_TIMEOUT)
+            )
             await stack.enter_async_context(http)
             transport = streamable_http_client(url, http_client=http)
         kwargs: dict[str, Any] = dict(
@@ -356,7 +358,11 @@ async def check_progress(cfg: Config, client: Client) -> None:
             "notifications/progress of a request before that request's response",
         )
         values = [p for p, _, _ in events]
-        expect(values == sorted(values), f"progress values are not increasing: {values!r}")
+        expect(
+            values == sorted(values),
+            f"call {round_no}/{PROGRESS_ROUNDS}: notifications/progress arrived out of order: {values!r} "
+            f"({messages!r}); progress MUST increase with each notification",
+        )
         total += len(events)
     passed(cfg.label, f"progress: {total} notifications/progress over {PROGRESS_ROUNDS} calls with an inner Glob call")
 

@@ -4,7 +4,7 @@
 //! context, with progress routed to the outer call's token and questions
 //! routed to the client (live) or into the request's [`Round`] (MRTR).
 
-use super::hub::{Ctx, Hub, Link, Pending, Round};
+use super::hub::{self, Ctx, Hub, Link, Pending, Round};
 use super::*;
 
 /// Where the current outer call's progress goes.
@@ -228,6 +228,7 @@ pub(super) async fn serve_call(
     let link = lock(&ctx.link).take();
     let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
     drop(state);
+    ctx.flush_progress().await;
     if let Some(now) = tools_now {
         if announce(hub, ctx, now) {
             // A client with a session hears it on that session too.
@@ -387,7 +388,7 @@ fn progress_event(ctx: &Ctx, e: &ProgressEvent) {
     }
     let param = json!({"progressToken": t.token, "progress": t.count, "message": message});
     if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(param) {
-        let _ = ctx.progress_tx.send((t.peer.clone(), param));
+        let _ = ctx.progress_tx.send(hub::Progress::Note(t.peer.clone(), param));
     }
 }
 

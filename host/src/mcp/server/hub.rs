@@ -404,6 +404,14 @@ impl Round {
     }
 }
 
+/// An item of a context's progress queue.
+pub(super) enum Progress {
+    /// A notification for the request's client.
+    Note(Peer<RoleServer>, ProgressNotificationParam),
+    /// Answered when every notification queued before it was sent.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
 /// One context of the server.
 pub(super) struct Ctx {
     /// The context's id: its session name in the store.
@@ -418,18 +426,25 @@ pub(super) struct Ctx {
     pub(super) registered: Mutex<Vec<RegisteredTool>>,
     /// The request it serves now.
     pub(super) link: Mutex<Option<Link>>,
-    pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<(Peer<RoleServer>, ProgressNotificationParam)>,
+    pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<Progress>,
     last_used: Mutex<Instant>,
 }
 
 impl Ctx {
     fn new(id: String, handle: String, owner: Option<Fingerprint>) -> Self {
-        let (progress_tx, mut progress_rx) =
-            tokio::sync::mpsc::unbounded_channel::<(Peer<RoleServer>, ProgressNotificationParam)>();
-        // One forwarding task keeps a context's progress notifications in order.
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        // One forwarding task keeps a context's progress notifications in
+        // order; a flush is answered once everything before it was sent.
         tokio::spawn(async move {
-            while let Some((peer, p)) = progress_rx.recv().await {
-                let _ = peer.notify_progress(p).await;
+            while let Some(item) = progress_rx.recv().await {
+                match item {
+                    Progress::Note(peer, p) => {
+                        let _ = peer.notify_progress(p).await;
+                    }
+                    Progress::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
             }
         });
         Self {
@@ -441,6 +456,17 @@ impl Ctx {
             link: Mutex::new(None),
             progress_tx,
             last_used: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Wait (at most 10 s) until every progress notification queued so far
+    /// was sent: the call's result must not overtake them (a client drops
+    /// progress of a finished request, and a stateless response stream
+    /// ends with the result).
+    pub(super) async fn flush_progress(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.progress_tx.send(Progress::Flush(tx)).is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), rx).await;
         }
     }
 
