@@ -31,6 +31,20 @@ pub fn cap_text(text: String, cap: usize) -> String {
     }
 }
 
+/// [`cap_text`] for a text that stands for a longer one: when cut, the
+/// marker gives `total` (at least the text's own length) as the whole length.
+pub fn cap_text_of(text: String, cap: usize, total: usize) -> String {
+    match text.char_indices().nth(cap) {
+        None => text,
+        Some((cut, _)) => {
+            let total = total.max(text.chars().count());
+            let mut t = text[..cut].to_string();
+            t.push_str(&format!("\n…[truncated: showing {cap} of {total} characters]"));
+            t
+        }
+    }
+}
+
 /// Text made safe to print on a terminal: every C0 control character but
 /// `\n` and `\t`, DEL and every C1 control character is shown escaped
 /// (ESC as `\x1b`, U+009B as `\u{9b}`), so output cannot move the cursor,

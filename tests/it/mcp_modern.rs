@@ -335,6 +335,16 @@ async fn protocol_errors_are_the_ones_the_specification_gives() {
     let st = structured(&r);
     assert_eq!(st["result_truncated"]["total"], json!(300002), "{}", st["result_truncated"]);
     assert!(st["result"].as_str().unwrap().len() < 300000);
+    // The text's marker counts the whole result too, not the already capped text.
+    let t = text(&r);
+    let total: usize = t
+        .rsplit("showing ")
+        .next()
+        .and_then(|m| m.split(" of ").nth(1))
+        .and_then(|m| m.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no marker in {}", &t[t.len().saturating_sub(200)..]));
+    assert!(total >= 300000, "the marker says {total}");
     s.child.kill().await.unwrap();
 }
 

@@ -508,11 +508,15 @@ async fn stdio_session_resumes_after_restart() {
     assert_ne!(r.is_error, Some(true), "{r:?}");
     let r = call(&service, "repl", json!({"code": "var said = await haiku('remember me')"})).await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "registerTool('kept', 'k', {type: 'object'}, () => 1)"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
     service.cancel().await.unwrap();
     // a new process resumes the session: the variables are back, the shell and the model were not asked again
     let c = client(true, "x");
     let seen = c.seen.clone();
     let service = start_stdio(c, &root, &args).await;
+    // the registered tool is listed at once, before any call
+    assert!(tool_names(&service).await.contains(&"eval_registered__kept".to_string()));
     let r = call(&service, "repl", json!({"code": "[n, said]"})).await;
     assert_eq!(structured(&r)["result"], json!([1, "echo: remember me"]), "{r:?}");
     assert!(seen.samplings.lock().unwrap().is_empty(), "replay asked the model again");

@@ -16,7 +16,10 @@ fn python() -> Option<PathBuf> {
         return Some(bin);
     }
     if std::env::var("WREPL_REQUIRE_PYTHON").as_deref() == Ok("1") {
-        panic!("{} is missing: scripts/test.sh creates it (python3 -m venv, pip install -r requirements.txt)", bin.display());
+        panic!(
+            "{} is missing: scripts/test.sh creates it (python3 -m venv, pip install -r requirements.txt)",
+            bin.display()
+        );
     }
     eprintln!("note: skipping the Python SDK tests: {} is missing (run scripts/test.sh)", bin.display());
     None

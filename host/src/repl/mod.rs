@@ -220,6 +220,8 @@ pub struct EvalResult {
     pub result: Option<serde_json::Value>,
     /// Display text of the result, capped (see [`Limits::text_cap`]).
     pub text: String,
+    /// Length of the result's display text before it was capped, in characters.
+    pub text_chars: usize,
     /// Console output (stdout).
     pub stdout: String,
     /// Console output (stderr) and host warnings.
@@ -739,9 +741,11 @@ impl Repl {
             })
         };
         let result = value_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
+        let text_chars = if error.is_some() { 0 } else { text.chars().count() };
         EvalResult {
             result: if error.is_some() { None } else { result },
             text: if error.is_some() { String::new() } else { cap_text(text, self.limits.text_cap) },
+            text_chars,
             stdout: console.stdout,
             stderr: console.stderr,
             error,
@@ -793,6 +797,7 @@ impl EvalResult {
     fn withhold(&mut self, tool: &str, reason: &str) {
         self.result = None;
         self.text = String::new();
+        self.text_chars = 0;
         self.error = Some(ScriptError {
             name: "ResultWithheld".into(),
             message: format!("the result of {tool} was withheld by a PostToolUse hook: {reason}"),
@@ -804,6 +809,7 @@ impl EvalResult {
         Self {
             result: None,
             text: String::new(),
+            text_chars: 0,
             stdout: String::new(),
             stderr: String::new(),
             error: Some(ScriptError { name: name.into(), message, stack: String::new() }),

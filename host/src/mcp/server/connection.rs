@@ -211,7 +211,7 @@ pub(super) async fn serve_call(
     let served = match outcome {
         Ok(done) => match (&round, mrtr) {
             (Some(round), Some((id, retry))) if round.needs_input() => {
-                let (repl, _) = ensure_repl(options, ctx, &mut state).await?;
+                let repl = ensure_repl(options, ctx, &mut state).await?;
                 let r = input_required(hub, ctx, repl, round, id, retry.map(|r| r.pending));
                 // The live context ran part of a block that will be
                 // continued from the log: drop it (and its lease), so the
@@ -322,12 +322,13 @@ pub(super) fn announce(hub: &Hub, ctx: &Ctx, now: Vec<RegisteredTool>) -> bool {
 }
 
 /// The context's main REPL, built on first use (resuming its session from
-/// the store); the restore report comes with the evaluation that built it.
+/// the store); what resuming found waits in `ctx.restored` for the first
+/// evaluation to report it.
 pub(super) async fn ensure_repl<'a>(
     options: &Arc<ServerOptions>,
     ctx: &Arc<Ctx>,
     state: &'a mut Option<ContextManager>,
-) -> Result<(&'a mut Repl, Option<RestoreReport>), ReplError> {
+) -> Result<&'a mut Repl, ReplError> {
     let hub = options.hub().map_err(|e| ReplError::InvalidInput(e.to_string()))?;
     if state.is_none() {
         let me = Arc::downgrade(ctx);
@@ -348,20 +349,17 @@ pub(super) async fn ensure_repl<'a>(
     }
     let contexts = state.as_mut().expect("built above");
     let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
-    let restore = match status {
-        ContextStatus::Built { .. } => {
-            let tools = repl.registered_tools();
-            let restored = !tools.is_empty();
-            *lock(&ctx.registered) = tools;
-            if restored {
-                // Tools came back with the session: listeners hear of them now.
-                let _ = hub.tools_changed.send(());
-            }
-            repl.restore_report().cloned()
+    if let ContextStatus::Built { .. } = status {
+        let tools = repl.registered_tools();
+        let restored = !tools.is_empty();
+        *lock(&ctx.registered) = tools;
+        if restored {
+            // Tools came back with the session: listeners hear of them now.
+            let _ = hub.tools_changed.send(());
         }
-        ContextStatus::Reused => None,
-    };
-    Ok((repl, restore))
+        *lock(&ctx.restored) = repl.restore_report().cloned();
+    }
+    Ok(repl)
 }
 
 fn progress_event(ctx: &Ctx, e: &ProgressEvent) {
@@ -401,7 +399,9 @@ async fn run_call(
     opts: EvalOptions,
 ) -> Result<CallToolResult, ReplError> {
     let text_cap = options.text_cap();
-    let (repl, restore) = ensure_repl(options, ctx, state).await?;
+    let repl = ensure_repl(options, ctx, state).await?;
+    // A continuation's rebuild is part of the round, not news for the model.
+    let restore = lock(&ctx.restored).take().filter(|_| opts.continues.is_none());
     match call {
         Call::Repl { code } => run_repl(repl, restore, &code, opts, text_cap, &ctx.handle).await,
         Call::Registered { name, input } => {

@@ -426,6 +426,8 @@ pub(super) struct Ctx {
     pub(super) registered: Mutex<Vec<RegisteredTool>>,
     /// The request it serves now.
     pub(super) link: Mutex<Option<Link>>,
+    /// What resuming found, until the first evaluation reports it.
+    pub(super) restored: Mutex<Option<RestoreReport>>,
     pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<Progress>,
     last_used: Mutex<Instant>,
 }
@@ -454,6 +456,7 @@ impl Ctx {
             state: tokio::sync::Mutex::new(None),
             registered: Mutex::new(Vec::new()),
             link: Mutex::new(None),
+            restored: Mutex::new(None),
             progress_tx,
             last_used: Mutex::new(Instant::now()),
         }

@@ -40,7 +40,7 @@ use crate::context::{ContextManager, ContextStatus, Hydration, MAIN};
 use crate::pipeline::dispatcher::{Approver, CallRecord, FrontCall, FrontDefault};
 use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
 use crate::repl::{
-    cap_text, parse_timeout, EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport, REGISTERED_PREFIX,
+    parse_timeout, EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport, REGISTERED_PREFIX,
 };
 use crate::replay::store::LogStore;
 use crate::runtime::{CancelToken, RegisteredTool};
@@ -386,7 +386,7 @@ impl WreplServer {
         let enabled = self.conn.options.repl_enabled;
         let registered = name.strip_prefix(REGISTERED_PREFIX).filter(|_| enabled);
         let is_repl = enabled && name == REPL_TOOL;
-        if enabled && name == RESULT_TOOL && self.conn.options.async_mode {
+        if enabled && name == RESULT_TOOL && self.conn.options.async_mode && !modern {
             return Ok(self.poll(args).await.into());
         }
         if !is_repl && registered.is_none() {
@@ -552,7 +552,9 @@ impl WreplServer {
             return tools;
         }
         tools.push(results::repl_tool());
-        if self.conn.options.async_mode {
+        let modern = is_modern(context);
+        // Async mode needs a session to poll in: 2026-07-28 calls run synchronously.
+        if self.conn.options.async_mode && !modern {
             let schema = json!({
                 "type": "object",
                 "properties": {
@@ -569,7 +571,6 @@ impl WreplServer {
             ));
         }
         let Ok(hub) = self.conn.options.hub() else { return tools };
-        let modern = is_modern(context);
         let registered: Vec<RegisteredTool> = if modern {
             hub.registered_for(token_of(context)).into_iter().map(|(t, _)| t).collect()
         } else {

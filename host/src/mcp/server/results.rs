@@ -205,7 +205,11 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
     if !r.new_tools.is_empty() {
         text.push_str(&format!("\n[new tools: {}]", r.new_tools.join(", ")));
     }
-    let mut content = vec![Content::text(cap_text(text, text_cap))];
+    // The result's own text may have been capped already: the marker gives
+    // the length of the whole, uncapped.
+    let shown = r.text.chars().count();
+    let total = text.chars().count() - shown + r.text_chars.max(shown);
+    let mut content = vec![Content::text(crate::text::cap_text_of(text, text_cap, total))];
     for (i, m) in r.media.iter().enumerate() {
         let block = match m {
             Media::Image { mime, data } => json!({"type": "image", "data": data, "mimeType": mime}),
