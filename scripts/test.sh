@@ -2,7 +2,7 @@
 # The README's test command: install what the tests use (the node packages:
 # the MCP reference server, the TypeScript compiler, the MCP conformance
 # suite and the Node.js 22 build it runs on; the official MCP Python SDK in a
-# venv), then run every test.
+# venv; PostgreSQL, started as a throw-away cluster), then run every test.
 # Under this script a test whose component is missing fails; it never skips.
 #
 #   scripts/test.sh [cargo test arguments...]
@@ -26,4 +26,11 @@ fi
 tests/python/.venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 echo "python SDK: $(tests/python/.venv/bin/python -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
 export WREPL_REQUIRE_PYTHON=1
-exec cargo test --locked "$@"
+# A throw-away PostgreSQL cluster (Debian's packages; a unix socket only),
+# stopped when the tests end.
+pg_dir=$(mktemp -d /tmp/wrepl-pg.XXXXXX)
+export WREPL_TEST_POSTGRES=$(bash scripts/pg-cluster.sh start "$pg_dir")
+export WREPL_REQUIRE_POSTGRES=1
+trap 'bash scripts/pg-cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+echo "postgres: $WREPL_TEST_POSTGRES"
+cargo test --locked "$@"

@@ -57,6 +57,8 @@ pub struct ContextManager {
     named: Option<String>,
     store: Option<Arc<dyn LogStore>>,
     contexts: HashMap<String, Live>,
+    /// How long building a context waits for its session's lease.
+    wait: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for ContextManager {
@@ -94,7 +96,7 @@ impl ContextManager {
     /// A manager building contexts from `template` (its session is
     /// ignored: sessions are per key and boundary, in `store` when given).
     pub fn new(template: ReplBuilder, store: Option<Arc<dyn LogStore>>) -> Self {
-        Self { template, named: None, store, contexts: HashMap::new() }
+        Self { template, named: None, store, contexts: HashMap::new(), wait: None }
     }
 
     /// A manager for one named session: the main context (key and boundary
@@ -102,7 +104,7 @@ impl ContextManager {
     /// boundary into `name.<session_name(key, boundary)>` (a digest when that
     /// would be too long).
     pub fn named(template: ReplBuilder, store: Option<Arc<dyn LogStore>>, name: impl Into<String>) -> Self {
-        Self { template, named: Some(name.into()), store, contexts: HashMap::new() }
+        Self { template, named: Some(name.into()), store, contexts: HashMap::new(), wait: None }
     }
 
     /// The log name of `key` under `boundary`.
@@ -121,6 +123,13 @@ impl ContextManager {
                 }
             }
         }
+    }
+
+    /// Building a context waits up to `wait` for a session lease another
+    /// writer holds (default: not at all).
+    pub fn lease_wait(mut self, wait: Option<std::time::Duration>) -> Self {
+        self.wait = wait;
+        self
     }
 
     /// The live context of `key`, if any.
@@ -185,7 +194,11 @@ impl ContextManager {
                     store.append(&name, &copy)?;
                 }
             }
-            session = Some(SessionConfig { boundary: boundary.to_string(), ..SessionConfig::new(name, store.clone()) });
+            session = Some(SessionConfig {
+                boundary: boundary.to_string(),
+                wait: self.wait,
+                ..SessionConfig::new(name, store.clone())
+            });
         }
         let repl = self.template.clone().session_config(session).build().await?;
         self.contexts.insert(key.to_string(), Live { boundary: boundary.to_string(), repl });

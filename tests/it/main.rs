@@ -16,6 +16,7 @@ mod mcp_downstream;
 mod mcp_modern;
 mod mcp_server;
 mod pipeline;
+mod postgres;
 mod protected;
 mod python_sdk;
 mod registered;

@@ -43,7 +43,7 @@ fn args(v: Value) -> rmcp::model::JsonObject {
 }
 
 /// One `tools/call` without answering `input_required`.
-async fn once(
+pub(crate) async fn once(
     service: &RunningService<RoleClient, TestClient>,
     tool: &str,
     a: Value,
@@ -59,14 +59,14 @@ async fn once(
         .expect("tool call failed at the protocol level")
 }
 
-fn input_required(r: CallToolResponse) -> InputRequiredResult {
+pub(crate) fn input_required(r: CallToolResponse) -> InputRequiredResult {
     match r {
         CallToolResponse::InputRequired(i) => i,
         other => panic!("expected input_required, got {other:?}"),
     }
 }
 
-fn complete(r: CallToolResponse) -> rmcp::model::CallToolResult {
+pub(crate) fn complete(r: CallToolResponse) -> rmcp::model::CallToolResult {
     match r {
         CallToolResponse::Complete(c) => c,
         other => panic!("expected a result, got {other:?}"),

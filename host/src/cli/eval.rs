@@ -84,7 +84,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     let mcp = downstream(&policy).await?;
     let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?;
-    if let Some(file) = &store.path {
+    if let Some(file) = store.file() {
         template = template.protect_store(file);
     }
     let mut repl = template.session_config(session).build().await?;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use wrepl::mcp::downstream::{Downstream, DownstreamConfig};
-use wrepl::replay::store::{default_store_path, SqliteStore};
+use wrepl::replay::store::{default_store_path, LogStore, PostgresStore, SqliteStore};
 use wrepl::{EngineOptions, ProgressEvent, Repl, ReplBuilder, SandboxEngine, Settings};
 
 /// The command line.
@@ -121,9 +121,17 @@ impl ConfineArgs {
 /// The session store.
 #[derive(clap::Args, Clone, Default)]
 pub(crate) struct StoreArgs {
-    /// Session store file (default: $WREPL_STORE, else ~/.local/share/wrepl/sessions.sqlite3).
-    #[arg(long = "store", value_name = "FILE")]
+    /// Session store: a SQLite file, or a PostgreSQL URL (postgres://…,
+    /// shared by several servers). Default: $WREPL_STORE, else
+    /// ~/.local/share/wrepl/sessions.sqlite3.
+    #[arg(long = "store", value_name = "FILE|URL")]
     path: Option<PathBuf>,
+}
+
+/// True when `p` is a PostgreSQL URL rather than a file.
+fn is_postgres(p: &std::path::Path) -> bool {
+    let s = p.to_string_lossy();
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
 impl StoreArgs {
@@ -132,15 +140,29 @@ impl StoreArgs {
         self.path.is_some()
     }
 
-    /// Open the store: `--store`, else the default path ($WREPL_STORE, else
-    /// the user's data directory); an error when there is neither.
-    pub(crate) fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
-        Ok(Arc::new(SqliteStore::open(&self.store_path()?)?))
+    /// The store's file, when `--store` names one (not a database URL).
+    pub(crate) fn file(&self) -> Option<&PathBuf> {
+        self.path.as_ref().filter(|p| !is_postgres(p))
     }
 
-    /// Open the store only if it exists (read-only commands never create one).
-    pub(crate) fn open_existing_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
-        Ok(Arc::new(SqliteStore::open_existing(&self.store_path()?)?))
+    /// Open the store: `--store`, else the default ($WREPL_STORE, else the
+    /// user's data directory); an error when there is neither.
+    pub(crate) fn open_store(&self) -> anyhow::Result<Arc<dyn LogStore>> {
+        let path = self.store_path()?;
+        if is_postgres(&path) {
+            return Ok(Arc::new(PostgresStore::open(&path.to_string_lossy())?));
+        }
+        Ok(Arc::new(SqliteStore::open(&path)?))
+    }
+
+    /// Open the store only if it exists (read-only commands never create a
+    /// SQLite file; a PostgreSQL database must exist anyway).
+    pub(crate) fn open_existing_store(&self) -> anyhow::Result<Arc<dyn LogStore>> {
+        let path = self.store_path()?;
+        if is_postgres(&path) {
+            return Ok(Arc::new(PostgresStore::open(&path.to_string_lossy())?));
+        }
+        Ok(Arc::new(SqliteStore::open_existing(&path)?))
     }
 
     fn store_path(&self) -> anyhow::Result<PathBuf> {

@@ -100,7 +100,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             None
         }
     };
-    let store_path = store.path.clone();
+    let store_path = store.file().cloned();
     let store: Option<Arc<dyn LogStore>> =
         if session.is_some() || store.given() { Some(store.open_store()?) } else { None };
     let mcp = downstream(&policy).await?;

@@ -1,12 +1,13 @@
 //! Replay: the durable, hash-chained log of every evaluation's boundary
 //! events ([`log`]; the storage trait and its errors in [`store`], the hash
-//! chain every backend keeps in `chain`, the SQLite backend in `sqlite`),
+//! chain every backend keeps in `chain`, the SQLite backend in `sqlite`, the PostgreSQL one in `postgres`),
 //! recording live sessions into it (`recorder`), and restoring a context
 //! from it ([`player`]); rendering a log for people ([`render`]).
 
 mod chain;
 pub mod log;
 pub mod player;
+mod postgres;
 pub(crate) mod recorder;
 pub mod render;
 mod sqlite;

@@ -277,13 +277,18 @@ fn read_lease(conn: &Connection, session: &str) -> Result<Option<(String, LeaseH
 
 /// The error of a writer whose lease is no longer its own, naming who holds
 /// the session now (from [`read_lease`]).
-fn lease_lost(session: &str, now_held: Option<(String, LeaseHolder, LeaseOwner)>) -> StoreError {
+pub(super) fn lease_lost(session: &str, now_held: Option<(String, LeaseHolder, LeaseOwner)>) -> StoreError {
     let by = now_held.map_or_else(|| "nobody".to_string(), |(_, h, _)| format!("pid {} on {}", h.pid, h.host));
     StoreError::LeaseLost { session: session.to_string(), by }
 }
 
 /// Why a lease is stale, as `me` sees it; `None` while its holder is live.
-fn stale(me: &LeaseOwner, holder: &LeaseHolder, recorded: &LeaseOwner, ttl: Duration) -> Option<&'static str> {
+pub(super) fn stale(
+    me: &LeaseOwner,
+    holder: &LeaseHolder,
+    recorded: &LeaseOwner,
+    ttl: Duration,
+) -> Option<&'static str> {
     if me.sees_dead(recorded) {
         Some("its process is gone")
     } else if holder.heartbeat_ms.saturating_add(ttl.as_millis() as u64) < now_ms() {
@@ -294,7 +299,7 @@ fn stale(me: &LeaseOwner, holder: &LeaseHolder, recorded: &LeaseOwner, ttl: Dura
 }
 
 /// Events with their canonical JSON, encoded before any lock is taken.
-fn encode(events: &[(u64, Event)]) -> Result<Vec<(u64, String, &Event)>, StoreError> {
+pub(super) fn encode(events: &[(u64, Event)]) -> Result<Vec<(u64, String, &Event)>, StoreError> {
     events.iter().map(|(block, event)| Ok((*block, canonical_json(event)?, event))).collect()
 }
 
@@ -386,8 +391,50 @@ fn append_in(
 
 /// The first 12 bytes of a stored hash, for messages (a forged one may hold
 /// anything, so the cut lands on a char boundary and is shown escaped).
-fn short_hash(h: &str) -> &str {
+pub(super) fn short_hash(h: &str) -> &str {
     crate::text::prefix(h, 12)
+}
+
+/// Recompute a session's chain from its rows (seq, block, JSON, hash) in
+/// `seq` order and compare the newest with the recorded `head`: the first
+/// broken link, as [`LogStore::verify`] reports it.
+pub(super) fn check_chain(rows: impl ExactSizeIterator<Item = (i64, i64, String, String)>, head: Head) -> VerifyReport {
+    let events = rows.len() as u64;
+    let bad = |seq: u64, reason: String| VerifyReport { events, ok: false, first_bad: Some(BadLink { seq, reason }) };
+    let mut prev_hash = String::new();
+    let mut prev_block: Option<u64> = None;
+    for (expected, (seq, block, json, hash)) in (0u64..).zip(rows) {
+        if seq != expected as i64 {
+            return bad(expected, format!("sequence gap: expected seq {expected}, found {seq}"));
+        }
+        let Ok(block) = u64::try_from(block) else {
+            return bad(expected, format!("negative block number {block}"));
+        };
+        if let Some(prev) = prev_block.filter(|prev| block < *prev) {
+            return bad(expected, format!("block number goes backwards ({prev} -> {block})"));
+        }
+        if let Err(e) = serde_json::from_str::<Event>(&json) {
+            return bad(expected, format!("undecodable event JSON: {e}"));
+        }
+        let computed = link_hash(&prev_hash, block, expected, &json);
+        if computed != hash {
+            return bad(expected, format!("hash mismatch: stored {hash}, computed {computed}"));
+        }
+        prev_hash = hash;
+        prev_block = Some(block);
+    }
+    if head.events != events || head.hash != prev_hash {
+        return bad(
+            events.min(head.events),
+            format!(
+                "the session's recorded head says {} events ending in {:?}, the log has {events} ending in {:?}: its newest events were removed or altered",
+                head.events,
+                short_hash(&head.hash),
+                short_hash(&prev_hash)
+            ),
+        );
+    }
+    VerifyReport { events, ok: true, first_bad: None }
 }
 
 impl LogStore for SqliteStore {
@@ -595,43 +642,7 @@ impl LogStore for SqliteStore {
             (load_rows(&tx, session)?, head)
         };
         let (rows, head) = rows;
-        let events = rows.len() as u64;
-        let bad =
-            |seq: u64, reason: String| Ok(VerifyReport { events, ok: false, first_bad: Some(BadLink { seq, reason }) });
-        let mut prev_hash = String::new();
-        let mut prev_block: Option<u64> = None;
-        for (expected, row) in (0u64..).zip(rows) {
-            if row.seq != expected as i64 {
-                return bad(expected, format!("sequence gap: expected seq {expected}, found {}", row.seq));
-            }
-            let Ok(block) = u64::try_from(row.block) else {
-                return bad(expected, format!("negative block number {}", row.block));
-            };
-            if let Some(prev) = prev_block.filter(|prev| block < *prev) {
-                return bad(expected, format!("block number goes backwards ({prev} -> {block})"));
-            }
-            if let Err(e) = serde_json::from_str::<Event>(&row.json) {
-                return bad(expected, format!("undecodable event JSON: {e}"));
-            }
-            let computed = link_hash(&prev_hash, block, expected, &row.json);
-            if computed != row.hash {
-                return bad(expected, format!("hash mismatch: stored {}, computed {computed}", row.hash));
-            }
-            prev_hash = row.hash;
-            prev_block = Some(block);
-        }
-        if head.events != events || head.hash != prev_hash {
-            return bad(
-                events.min(head.events),
-                format!(
-                    "the session's recorded head says {} events ending in {:?}, the log has {events} ending in {:?}: its newest events were removed or altered",
-                    head.events,
-                    short_hash(&head.hash),
-                    short_hash(&prev_hash)
-                ),
-            );
-        }
-        Ok(VerifyReport { events, ok: true, first_bad: None })
+        Ok(check_chain(rows.into_iter().map(|r| (r.seq, r.block, r.json, r.hash)), head))
     }
 
     fn delete(&self, session: &str) -> Result<(), StoreError> {

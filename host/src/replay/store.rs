@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::log::{Event, StoredEvent};
 
 pub use super::chain::{canonical_json, fingerprint, link_hash};
+pub use super::postgres::PostgresStore;
 pub use super::sqlite::SqliteStore;
 
 /// Version of the database layout this build reads and writes (version 1
@@ -93,6 +94,9 @@ pub enum StoreError {
         /// Who holds it (pid, host, since when).
         holder: LeaseHolder,
     },
+    /// The PostgreSQL server reported an error (or could not be reached).
+    #[error("postgres: {0}")]
+    Postgres(String),
     /// This writer's lease was taken over (it was stale: no heartbeat within
     /// its time to live), so it may no longer append.
     #[error("the lease on session {session:?} was lost (taken over by {by}); nothing more is recorded")]
@@ -351,6 +355,13 @@ pub trait LogStore: Send + Sync {
 
     /// When `session` was last [`LogStore::touch`]ed, if ever.
     fn touched(&self, session: &str) -> Result<Option<u64>, StoreError>;
+
+    /// True when several servers share this store as a matter of course
+    /// (a database server): a server then holds a session's lease only
+    /// while it serves a call, so any server can continue it next.
+    fn shared(&self) -> bool {
+        false
+    }
 
     /// The file the store keeps its data in, when it has one (absolute):
     /// wrepl protects it (and its `-wal`, `-shm` and `-journal` siblings)

@@ -7,6 +7,10 @@
 use super::hub::{self, Ctx, Hub, Link, Pending, Round};
 use super::*;
 
+/// How long a call waits for a context another server is serving (on a
+/// shared store) before it is refused as busy.
+pub(super) const SHARED_LEASE_WAIT: Duration = Duration::from_secs(30);
+
 /// Where the current outer call's progress goes.
 pub(super) struct ProgressTarget {
     pub(super) peer: Peer<RoleServer>,
@@ -227,6 +231,15 @@ pub(super) async fn serve_call(
     };
     let link = lock(&ctx.link).take();
     let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
+    if hub.store.shared() {
+        // Another server may continue this context next: give its lease
+        // back (the next call here comes back by replay).
+        if let Some(m) = state.as_mut() {
+            if m.remove(MAIN) {
+                ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
     drop(state);
     ctx.flush_progress().await;
     if let Some(now) = tools_now {
@@ -345,7 +358,10 @@ pub(super) async fn ensure_repl<'a>(
             .approver(Arc::new(McpApprover { ctx: me }))
             .events(events)
             .session_id(ctx.id.clone());
-        *state = Some(ContextManager::named(template, Some(hub.store.clone()), ctx.id.clone()));
+        // On a shared store another server may be serving this context
+        // right now: wait for it a little (calls are short) before saying busy.
+        let wait = hub.store.shared().then_some(SHARED_LEASE_WAIT);
+        *state = Some(ContextManager::named(template, Some(hub.store.clone()), ctx.id.clone()).lease_wait(wait));
     }
     let contexts = state.as_mut().expect("built above");
     let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
@@ -401,7 +417,17 @@ async fn run_call(
     let text_cap = options.text_cap();
     let repl = ensure_repl(options, ctx, state).await?;
     // A continuation's rebuild is part of the round, not news for the model.
-    let restore = lock(&ctx.restored).take().filter(|_| opts.continues.is_none());
+    // Routine rebuilds are no news for the model: after this server gave
+    // the context back, and any clean one on a shared store (where any
+    // server may serve any call). A rebuild that found drift, unknown
+    // outcomes or notes is always reported.
+    let released = ctx.released.swap(false, std::sync::atomic::Ordering::SeqCst);
+    let shared = options.hub().is_ok_and(|h| h.store.shared());
+    let restore = lock(&ctx.restored).take().filter(|r| {
+        let clean = r.notes.is_empty()
+            && r.blocks.iter().all(|b| b.verdict != crate::repl::Verdict::Drift && b.outcome_unknown.is_empty());
+        opts.continues.is_none() && !released && !(shared && clean)
+    });
     match call {
         Call::Repl { code } => run_repl(repl, restore, &code, opts, text_cap, &ctx.handle).await,
         Call::Registered { name, input } => {

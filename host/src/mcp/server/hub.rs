@@ -428,6 +428,9 @@ pub(super) struct Ctx {
     pub(super) link: Mutex<Option<Link>>,
     /// What resuming found, until the first evaluation reports it.
     pub(super) restored: Mutex<Option<RestoreReport>>,
+    /// Set when this server gave the context back after a call (a shared
+    /// store): its rebuild by replay is no news for the model.
+    pub(super) released: std::sync::atomic::AtomicBool,
     pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<Progress>,
     last_used: Mutex<Instant>,
 }
@@ -457,6 +460,7 @@ impl Ctx {
             registered: Mutex::new(Vec::new()),
             link: Mutex::new(None),
             restored: Mutex::new(None),
+            released: std::sync::atomic::AtomicBool::new(false),
             progress_tx,
             last_used: Mutex::new(Instant::now()),
         }

@@ -73,6 +73,8 @@ pub const MAX_ASYNC_EVALS: usize = 8;
 pub const MAX_FINISHED_EVALS: usize = 64;
 /// Method of the async-mode completion notification.
 pub const EVAL_NOTIFICATION: &str = "notifications/wrepl/repl-eval";
+/// What a busy context's error suggests waiting before a retry.
+pub const BUSY_RETRY_AFTER_MS: u64 = 2000;
 /// How long an approval question may wait for the user.
 pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -434,7 +436,24 @@ impl WreplServer {
             Call::Repl { code }
         } else {
             let reg = registered.unwrap_or_default();
-            let known = lock(&ctx.registered).iter().any(|t| t.name == reg);
+            let mut known = lock(&ctx.registered).iter().any(|t| t.name == reg);
+            if !known {
+                // A context that is not live here yet (another server made
+                // it, or it was evicted) comes back by replay, with its tools.
+                let mut state = ctx.state.lock().await;
+                if state.as_ref().and_then(|m| m.live(MAIN)).is_none() {
+                    if let Err(e) = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await {
+                        return Ok(input_error(format!("wrepl: {e}")).into());
+                    }
+                    known = lock(&ctx.registered).iter().any(|t| t.name == reg);
+                    if !known && self.conn.options.store.as_ref().is_some_and(|s| s.shared()) {
+                        // Give the lease back: nothing will run here.
+                        if let Some(m) = state.as_mut() {
+                            m.remove(MAIN);
+                        }
+                    }
+                }
+            }
             if !known {
                 return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
             }
@@ -469,6 +488,15 @@ impl WreplServer {
         Ok(match outcome {
             Ok(Served::Done(r)) => r.into(),
             Ok(Served::Input(r)) => CallToolResponse::InputRequired(*r),
+            Err(ReplError::Session(crate::replay::store::StoreError::SessionBusy { holder, .. })) => {
+                // Another server (or connection) is serving this context: nothing ran here.
+                let mut r = input_error(format!(
+                    "busy: this context is being served by {holder}; nothing was run; retry the call in a few seconds"
+                ));
+                r.structured_content = Some(json!({"busy": true, "retry_after_ms": BUSY_RETRY_AFTER_MS}));
+                connection::attach_handle(&mut r, &ctx.handle);
+                r.into()
+            }
             Err(e) => {
                 let mut r = input_error(format!("wrepl: {e}"));
                 connection::attach_handle(&mut r, &ctx.handle);

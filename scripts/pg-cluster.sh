@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A throw-away PostgreSQL cluster for the tests (Debian's packages):
+#
+#   scripts/pg-cluster.sh start DIR   create and start it in DIR (a unix
+#                                     socket in DIR, no TCP); prints its URL
+#   scripts/pg-cluster.sh stop DIR    stop it
+#
+# PostgreSQL refuses to run as root: as root, the cluster belongs to the
+# system user `wrepl-pg` (created if missing).
+set -euo pipefail
+cmd=${1:?start|stop}; dir=${2:?DIR}
+if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >&2
+fi
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u wrepl-pg -- "$@"; else "$@"; fi
+}
+case $cmd in
+  start)
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    if [ "$(id -u)" -eq 0 ]; then
+      id wrepl-pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin wrepl-pg
+      chown wrepl-pg "$dir"
+    fi
+    as_owner "$bin/initdb" -D "$dir/data" -A trust -U wrepl -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+      -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=200" start >&2 \
+      || { cat "$dir/server.log" >&2; exit 1; }
+    as_owner "$bin/createdb" -h "$dir" -U wrepl wrepl >&2
+    echo "postgresql://wrepl@/wrepl?host=$dir"
+    ;;
+  stop)
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
+    ;;
+  *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,217 @@
+//! The PostgreSQL store against a real server (`scripts/pg-cluster.sh`
+//! starts a throw-away cluster; `scripts/test.sh` passes its URL in
+//! `WREPL_TEST_POSTGRES` and requires it): the store's contract, tamper
+//! detection, leases, and two `wrepl serve --http` instances sharing one
+//! database.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wrepl::replay::store::{LeaseOwner, LeaseTaken, LogStore, PostgresStore, StoreError};
+use wrepl::Event;
+
+use super::mcp_server::{call, http_transport, modern, modern_client, spawn_http, structured, text, HttpServer};
+
+/// The test cluster's URL, or `None` (with a note) when there is none and
+/// `WREPL_REQUIRE_POSTGRES` is not `1`.
+fn cluster() -> Option<String> {
+    if let Ok(url) = std::env::var("WREPL_TEST_POSTGRES") {
+        return Some(url);
+    }
+    if std::env::var("WREPL_REQUIRE_POSTGRES").as_deref() == Ok("1") {
+        panic!("WREPL_TEST_POSTGRES is not set: scripts/test.sh starts a cluster (scripts/pg-cluster.sh)");
+    }
+    eprintln!("note: skipping a PostgreSQL test: WREPL_TEST_POSTGRES is not set (scripts/test.sh sets it)");
+    None
+}
+
+/// A fresh database of its own on the test cluster; its URL. (The
+/// synchronous client runs on a thread of its own: never inside a runtime.)
+fn fresh_db() -> Option<String> {
+    let url = cluster()?;
+    std::thread::spawn(move || create_db(url)).join().unwrap()
+}
+
+fn create_db(url: String) -> Option<String> {
+    let mut b = [0u8; 6];
+    getrandom::fill(&mut b).unwrap();
+    let name = format!("t_{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).expect("connect to the test cluster");
+    admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    // postgresql://user@/DB?host=… or postgresql://user@host/DB
+    let (head, query) = url.split_once('?').map_or((url.as_str(), ""), |(h, q)| (h, q));
+    let base = &head[..head.rfind('/').expect("a database in the URL")];
+    Some(if query.is_empty() { format!("{base}/{name}") } else { format!("{base}/{name}?{query}") })
+}
+
+fn begin(code: &str) -> Event {
+    Event::Begin { code: code.into(), boundary: "main".into() }
+}
+
+#[test]
+fn the_store_contract_holds_on_postgres() {
+    let Some(url) = fresh_db() else { return };
+    let store = PostgresStore::open(&url).unwrap();
+    // A second open (another server starting) finds the schema and agrees.
+    let other = PostgresStore::open(&url).unwrap();
+    assert!(store.shared());
+    let events = [(0, begin("a")), (0, Event::Now { us: 1.0 }), (1, begin("b"))];
+    let stored = store.append("s", &events).unwrap();
+    assert_eq!(stored.len(), 3);
+    assert_eq!(other.load("s").unwrap().iter().map(|e| e.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(store.head("s").unwrap().unwrap().events, 3);
+    assert!(store.verify("s").unwrap().ok);
+    assert!(store.append("s", &[(0, Event::Now { us: 2.0 })]).is_err(), "blocks never go backwards");
+    assert_eq!(
+        store.sessions().unwrap().iter().map(|s| (s.name.as_str(), s.blocks)).collect::<Vec<_>>(),
+        vec![("s", 2)]
+    );
+
+    // Leases: one writer; another live owner is busy; a stale one is taken over; appends are fenced.
+    let a = LeaseOwner { id: "owner-a".into(), host: "elsewhere".into(), ..LeaseOwner::this_process() };
+    let b = LeaseOwner { id: "owner-b".into(), host: "elsewhere-too".into(), ..LeaseOwner::this_process() };
+    assert!(matches!(store.acquire_lease("s", &a, Duration::from_secs(10)).unwrap(), LeaseTaken::Free));
+    assert!(matches!(other.acquire_lease("s", &b, Duration::from_secs(10)), Err(StoreError::SessionBusy { .. })));
+    store.append_leased("s", "owner-a", &[(1, Event::Now { us: 3.0 })]).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let taken = other.acquire_lease("s", &b, Duration::from_millis(1)).unwrap();
+    assert!(matches!(taken, LeaseTaken::TakenOver { .. }), "{taken:?}");
+    assert!(matches!(
+        store.append_leased("s", "owner-a", &[(1, Event::Now { us: 4.0 })]),
+        Err(StoreError::LeaseLost { .. })
+    ));
+    assert!(matches!(store.renew_lease("s", "owner-a"), Err(StoreError::LeaseLost { .. })));
+    other.renew_lease("s", "owner-b").unwrap();
+    assert!(matches!(store.delete("s"), Err(StoreError::SessionBusy { .. })), "a live lease keeps the session");
+    other.release_lease("s", "owner-b").unwrap();
+
+    // Secrets are made once and shared; activity only moves forward.
+    let k = store.secret("k").unwrap();
+    assert_eq!(k.len(), 32);
+    assert_eq!(other.secret("k").unwrap(), k);
+    store.touch("s", 50).unwrap();
+    store.touch("s", 40).unwrap();
+    assert_eq!(other.touched("s").unwrap(), Some(50));
+
+    // Tampering is caught: an altered event, then the newest rows removed.
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    raw.execute("UPDATE wrepl_events SET json = replace(json, '\"a\"', '\"A\"') WHERE session = 's' AND seq = 0", &[])
+        .unwrap();
+    let report = store.verify("s").unwrap();
+    assert!(!report.ok);
+    assert_eq!(report.first_bad.unwrap().seq, 0);
+    let aside = store.quarantine("s").unwrap();
+    assert!(aside.starts_with("s.tampered-"), "{aside}");
+    assert!(!store.verify(&aside).unwrap().ok, "the evidence keeps failing");
+    store.append("t", &[(0, begin("x")), (0, Event::Now { us: 1.0 })]).unwrap();
+    raw.execute("DELETE FROM wrepl_events WHERE session = 't' AND seq = 1", &[]).unwrap();
+    let report = store.verify("t").unwrap();
+    assert!(!report.ok && report.first_bad.unwrap().reason.contains("head"), "truncation is caught");
+    assert!(store.append("t", &[(1, begin("y"))]).is_err(), "a truncated log is not extended");
+    store.delete("t").unwrap();
+    assert!(store.head("t").unwrap().is_none());
+}
+
+#[test]
+fn a_bad_url_or_a_tls_url_is_a_clear_error() {
+    let e = PostgresStore::open("postgres://nobody:pw@127.0.0.1:1/x").unwrap_err().to_string();
+    assert!(e.contains("postgres") && !e.contains("pw@"), "{e}");
+    let e = PostgresStore::open("postgres://u@db/x?sslmode=require").unwrap_err().to_string();
+    assert!(e.contains("TLS"), "{e}");
+}
+
+#[tokio::test]
+async fn the_cli_resumes_a_session_kept_in_postgres() {
+    let Some(url) = fresh_db() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |code: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(["eval", "--root"])
+            .arg(dir.path())
+            .args(["--store", &url, "--session", "pg", "-e", code])
+            .output()
+            .unwrap()
+    };
+    assert!(run("let x = 41").status.success());
+    let out = run("x + 1");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+async fn instance(dir: &Path, url: &str) -> HttpServer {
+    let tokens = dir.join("tokens");
+    let args = ["--token-file", tokens.to_str().unwrap(), "--store", url];
+    spawn_http(dir, "127.0.0.1:0", &args, &[]).await.expect("wrepl serve --http --store postgres://")
+}
+
+#[tokio::test]
+async fn two_servers_sharing_postgres_serve_one_context_in_turn() {
+    let Some(url) = fresh_db() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = instance(dir.path(), &url).await;
+    let mut b = instance(dir.path(), &url).await;
+    let token = std::fs::read_to_string(dir.path().join("tokens")).unwrap();
+    let token = token.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string();
+    let ca = modern(modern_client(true, "double"), http_transport(&a.url, &token)).await;
+    let cb = modern(modern_client(true, "double"), http_transport(&b.url, &token)).await;
+
+    // State: set on A, read on B.
+    let r = call(&ca, "repl", json!({"code": "let x = 41"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    let r = call(&cb, "repl", json!({"code": "x + 1", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    assert!(!text(&r).contains("session restored"), "a rebuild between calls is not news: {}", text(&r));
+
+    // A tool registered on A is called on B (its approval answered through B's rounds).
+    let r = call(
+        &ca,
+        "repl",
+        json!({"code": "registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}}, ({n}) => n * 2)", "context": handle}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let r = call(&cb, "eval_registered__double", json!({"n": 21, "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+
+    // A model sample asked by A (an input_required round) is answered on B.
+    let code = "x + (await haiku('two')).length";
+    let first = super::mcp_modern::input_required(
+        super::mcp_modern::once(&ca, "repl", json!({"code": code, "context": handle}), None).await,
+    );
+    let (key, _) = first.input_requests.clone().unwrap().into_iter().next().unwrap();
+    let answer: std::collections::BTreeMap<String, Value> = [(
+        key,
+        json!({"role": "assistant", "content": {"type": "text", "text": "a"}, "model": "m", "stopReason": "endTurn"}),
+    )]
+    .into_iter()
+    .collect();
+    let state = first.request_state.unwrap();
+    let r = super::mcp_modern::complete(
+        super::mcp_modern::once(&cb, "repl", json!({"code": code, "context": handle}), Some((answer, state))).await,
+    );
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+
+    // Concurrent calls for the one context on A and B never interleave: the lease holds.
+    let slow =
+        json!({"code": "x = x + 1; await new Promise(r => setTimeout(r, 1500)); x = x * 10; x", "context": handle});
+    let quick = json!({"code": "x = x + 5; x", "context": handle});
+    let (ra, rb) = tokio::join!(call(&ca, "repl", slow), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        call(&cb, "repl", quick).await
+    });
+    let (va, vb): (Value, Value) = (structured(&ra)["result"].clone(), structured(&rb)["result"].clone());
+    assert!(
+        (va == json!(420) && vb == json!(425)) || (va == json!(470) && vb == json!(46)),
+        "the calls interleaved: A gave {va}, B gave {vb}"
+    );
+    drop(ca);
+    drop(cb);
+    a.child.kill().await.unwrap();
+    b.child.kill().await.unwrap();
+    // Every session of the database still verifies.
+    let store = Arc::new(PostgresStore::open(&url).unwrap());
+    for s in store.sessions().unwrap() {
+        assert!(store.verify(&s.name).unwrap().ok, "{}", s.name);
+    }
+}
