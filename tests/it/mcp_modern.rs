@@ -282,7 +282,7 @@ async fn listen_delivers_tool_list_changes_and_registered_tools_run_by_handle() 
 }
 
 /// One raw HTTP/1.1 request; returns (status, body).
-async fn raw_http(addr: &str, request: String) -> (u16, String) {
+pub(crate) async fn raw_http(addr: &str, request: String) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
     sock.write_all(request.as_bytes()).await.unwrap();

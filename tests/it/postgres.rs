@@ -215,3 +215,66 @@ async fn two_servers_sharing_postgres_serve_one_context_in_turn() {
         assert!(store.verify(&s.name).unwrap().ok, "{}", s.name);
     }
 }
+
+fn wrepl(args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).output().unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[tokio::test]
+async fn store_commands_move_verify_and_collect_sessions_between_backends() {
+    let Some(url) = fresh_db() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.sqlite3");
+    let file = file.to_str().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for (session, code) in [("one", "let a = 1"), ("two", "let b = 2")] {
+        let (ok, out) = wrepl(&["eval", "--root", root, "--store", file, "--session", session, "-e", code]);
+        assert!(ok, "{out}");
+    }
+    let (ok, out) = wrepl(&["store", "migrate", "--store", &url]);
+    assert!(ok && out.contains("store ready"), "{out}");
+    let (ok, out) = wrepl(&["store", "copy", file, "--store", &url]);
+    assert!(ok && out.contains("2 copied"), "{out}");
+    // Copying again leaves them alone.
+    let (ok, out) = wrepl(&["store", "copy", file, "--store", &url]);
+    assert!(ok && out.contains("0 copied, 2 already there"), "{out}");
+    let (ok, out) = wrepl(&["store", "verify", "--store", &url]);
+    assert!(ok && out.contains("2 session(s) verified, 0 broken"), "{out}");
+    // The copied session continues in PostgreSQL.
+    let (ok, out) = wrepl(&["eval", "--root", root, "--store", &url, "--session", "one", "-e", "a + 41"]);
+    assert!(ok && out.contains("42"), "{out}");
+    // gc: nothing is older than a day; everything is older than 0 s.
+    let (ok, out) = wrepl(&["store", "gc", "--older-than", "1d", "--store", &url]);
+    assert!(ok && out.contains("0 session(s) removed"), "{out}");
+    let (ok, out) = wrepl(&["store", "gc", "--older-than", "0s", "--dry-run", "--store", &url]);
+    assert!(ok && out.contains("would remove one") && out.contains("would remove two"), "{out}");
+    let (ok, out) = wrepl(&["store", "gc", "--older-than", "0s", "--store", file]);
+    assert!(ok && out.contains("2 session(s) removed"), "{out}");
+    let (_, out) = wrepl(&["log", "list", "--store", file]);
+    assert!(!out.contains("one"), "{out}");
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer_without_a_token() {
+    let Some(url) = fresh_db() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = instance(dir.path(), &url).await;
+    for (path, want) in [("/healthz", "ok"), ("/readyz", "ready")] {
+        let (status, body) = super::mcp_modern::raw_http(
+            &s.addr,
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains(want), "{body}");
+    }
+    // The MCP endpoint itself still wants the token.
+    let (status, _) = super::mcp_modern::raw_http(
+        &s.addr,
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".to_string(),
+    )
+    .await;
+    assert_eq!(status, 401);
+    s.child.kill().await.unwrap();
+}

@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod log;
 mod serve;
+mod store;
 mod types;
 
 use std::path::PathBuf;
@@ -49,6 +50,12 @@ enum Command {
         #[command(subcommand)]
         command: log::LogCommand,
     },
+    /// Operate on a whole store (SQLite or PostgreSQL): migrate, verify, gc, copy.
+    Store {
+        /// What to do with the store.
+        #[command(subcommand)]
+        command: store::StoreCommand,
+    },
 }
 
 /// Run the parsed command; the exit status on success, an error (exit 2) when
@@ -60,6 +67,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Types(args) => types::run(args).await,
         Command::Doctor(args) => doctor::run(args),
         Command::Log { command } => log::run(command),
+        Command::Store { command } => store::run(command),
     }
 }
 
@@ -135,6 +143,11 @@ fn is_postgres(p: &std::path::Path) -> bool {
 }
 
 impl StoreArgs {
+    /// The store at `path` (a file or a URL).
+    pub(crate) fn at(path: &str) -> Self {
+        Self { path: Some(PathBuf::from(path)) }
+    }
+
     /// True when `--store` was given.
     pub(crate) fn given(&self) -> bool {
         self.path.is_some()

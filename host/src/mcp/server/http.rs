@@ -248,6 +248,19 @@ async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Res
     response
 }
 
+/// `/readyz`: 200 when the session store answers (within 5 s), else 503.
+async fn ready(options: Arc<ServerOptions>) -> Response {
+    let probe = tokio::task::spawn_blocking(move || match options.hub() {
+        Ok(hub) => hub.store.touched("readyz").map(|_| ()).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    });
+    match tokio::time::timeout(std::time::Duration::from_secs(5), probe).await {
+        Ok(Ok(Ok(()))) => plain(StatusCode::OK, "ready\n"),
+        Ok(Ok(Err(e))) => plain(StatusCode::SERVICE_UNAVAILABLE, format!("not ready: the session store: {e}\n")),
+        _ => plain(StatusCode::SERVICE_UNAVAILABLE, "not ready: the session store did not answer within 5 s\n"),
+    }
+}
+
 /// Largest POST body the server reads (rmcp's own limit).
 const MAX_BODY: usize = 4 << 20;
 
@@ -332,8 +345,14 @@ pub async fn serve_http(
     let mut origins = Origin::own(local.port(), local.ip());
     origins.extend(security.origins);
     let state = Arc::new(Guard { auth: security.auth, origins, sessions: Default::default(), manager });
-    let router =
-        axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn_with_state(state, guard));
+    // Health checks for load balancers: outside the token check (they say
+    // nothing but whether this server can serve).
+    let probe_options = options.clone();
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(state, guard))
+        .route("/healthz", axum::routing::get(|| async { plain(StatusCode::OK, "ok\n") }))
+        .route("/readyz", axum::routing::get(move || ready(probe_options.clone())));
     bound(local);
     axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled_owned().await }).await?;
     Ok(())
