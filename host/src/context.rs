@@ -137,6 +137,11 @@ impl ContextManager {
         self.contexts.get(key).map(|l| &l.repl)
     }
 
+    /// The live context of `key`, mutably, if any.
+    pub fn live_mut(&mut self, key: &str) -> Option<&mut Repl> {
+        self.contexts.get_mut(key).map(|l| &mut l.repl)
+    }
+
     /// Keys with a live context.
     pub fn keys(&self) -> Vec<String> {
         self.contexts.keys().cloned().collect()

@@ -142,6 +142,8 @@ struct ActiveSession {
     name: String,
     next_block: u64,
     boundary: String,
+    /// Set while the lease is given back: the head the log had then.
+    released_head: Option<String>,
 }
 
 pub use crate::replay::player::{BlockVerdict, RestoreReport, Verdict};
@@ -512,6 +514,7 @@ impl Repl {
             name: cfg.name.clone(),
             next_block,
             boundary: cfg.boundary,
+            released_head: None,
         });
         self.restore = Some(report);
         Ok(())
@@ -531,6 +534,34 @@ impl Repl {
     /// The number of the newest block recorded in this context's session.
     pub fn last_block(&self) -> Option<u64> {
         self.session.as_ref().and_then(|s| s.next_block.checked_sub(1))
+    }
+
+    /// Give the session's lease back between calls (a shared store: any
+    /// server may serve the next one). Nothing can be recorded until
+    /// [`Repl::reacquire_lease`] takes it again.
+    pub fn release_lease(&mut self) -> Result<(), ReplError> {
+        let Some(sess) = self.session.as_mut() else { return Ok(()) };
+        sess.released_head = Some(sess.recorder.release()?.unwrap_or_default());
+        Ok(())
+    }
+
+    /// Take the lease back (waiting up to `wait` for another writer). True
+    /// when the log is as this context left it, so the live context is
+    /// current; false when another writer extended the log (or took the
+    /// lease over from a dead one): then the context must be rebuilt from
+    /// the log (drop it and build it again).
+    pub async fn reacquire_lease(&mut self, wait: Option<Duration>) -> Result<bool, ReplError> {
+        let Some(sess) = self.session.as_mut() else { return Ok(true) };
+        let Some(left) = sess.released_head.clone() else { return Ok(true) };
+        let (store, name) = (sess.store.clone(), sess.name.clone());
+        let (lease, taken) = match tokio::task::spawn_blocking(move || Lease::acquire(store, &name, wait)).await {
+            Ok(r) => r?,
+            Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
+        };
+        let head = sess.store.head(&sess.name)?.map(|h| h.hash).unwrap_or_default();
+        sess.recorder.hold(lease);
+        sess.released_head = None;
+        Ok(matches!(taken, LeaseTaken::Free) && head == left)
     }
 
     /// The session this context records into, when it records.

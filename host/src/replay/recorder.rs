@@ -106,7 +106,9 @@ impl Drop for Lease {
 pub struct SessionRecorder {
     store: Arc<dyn LogStore>,
     session: String,
-    lease: Lease,
+    /// The lease appends are fenced with; `None` while given back
+    /// ([`SessionRecorder::release`]): then nothing can be written.
+    lease: Mutex<Option<Lease>>,
     state: Mutex<(u64, Vec<(u64, Event)>)>,
     /// Set once an append found the lease taken over: nothing more is
     /// buffered or written (every later record fails at once).
@@ -126,10 +128,26 @@ impl SessionRecorder {
         Self {
             store,
             session: session.into(),
-            lease,
+            lease: Mutex::new(Some(lease)),
             state: Mutex::new((0, Vec::new())),
             lost: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Write what is buffered and give the lease back (another writer may
+    /// take the session); the session's head as this writer left it.
+    pub fn release(&self) -> Result<Option<String>, StoreError> {
+        let flushed = self.flush();
+        let lease = self.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(lease);
+        flushed.map_err(|e| StoreError::Io(std::io::Error::other(e.to_string())))?;
+        Ok(self.store.head(&self.session)?.map(|h| h.hash))
+    }
+
+    /// Hold `lease` again (after [`SessionRecorder::release`]).
+    pub fn hold(&self, lease: Lease) {
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(lease);
+        self.lost.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Events recorded from now on belong to block `block`.
@@ -143,7 +161,13 @@ impl SessionRecorder {
         if st.1.is_empty() {
             return Ok(());
         }
-        match self.store.append_leased(&self.session, self.lease.owner_id(), &st.1) {
+        let owner = self.lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|l| l.owner_id().to_string());
+        let Some(owner) = owner else {
+            st.1.clear();
+            let e = StoreError::LeaseLost { session: self.session.clone(), by: "nobody (it was given back)".into() };
+            return Err(RecordError::Storage(Box::new(e)));
+        };
+        match self.store.append_leased(&self.session, &owner, &st.1) {
             Ok(_) => {}
             Err(e @ StoreError::LeaseLost { .. }) => {
                 self.lost.store(true, std::sync::atomic::Ordering::SeqCst);

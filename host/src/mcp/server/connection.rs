@@ -210,6 +210,22 @@ pub(super) async fn serve_call(
             opts.continues = Some(crate::repl::Resumption { block, waiting: retry.pending.waiting.clone() });
         }
     }
+    if hub.store.shared() {
+        // A warm context whose lease was given back: take it again, and
+        // rebuild from the log if another server wrote since.
+        if let Some(m) = state.as_mut() {
+            if let Some(repl) = m.live_mut(MAIN) {
+                match repl.reacquire_lease(Some(SHARED_LEASE_WAIT)).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        m.remove(MAIN);
+                        ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
     *lock(&ctx.link) = Some(link);
     let outcome = run_call(options, ctx, &mut state, call, opts).await;
     let served = match outcome {
@@ -233,10 +249,12 @@ pub(super) async fn serve_call(
     let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
     if hub.store.shared() {
         // Another server may continue this context next: give its lease
-        // back (the next call here comes back by replay).
+        // back, keeping the context warm (the next call here takes the
+        // lease again and keeps it only if nobody wrote since).
         if let Some(m) = state.as_mut() {
-            if m.remove(MAIN) {
-                ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
+            let released = m.live_mut(MAIN).map(|r| r.release_lease());
+            if let Some(Err(_)) = released {
+                m.remove(MAIN);
             }
         }
     }

@@ -439,18 +439,33 @@ impl WreplServer {
             let mut known = lock(&ctx.registered).iter().any(|t| t.name == reg);
             if !known {
                 // A context that is not live here yet (another server made
-                // it, or it was evicted) comes back by replay, with its tools.
+                // it, or it was evicted), or whose warm copy is stale (on a
+                // shared store, another server wrote since), comes back by
+                // replay, with its tools.
+                let shared = self.conn.options.store.as_ref().is_some_and(|s| s.shared());
                 let mut state = ctx.state.lock().await;
-                if state.as_ref().and_then(|m| m.live(MAIN)).is_none() {
-                    if let Err(e) = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await {
-                        return Ok(input_error(format!("wrepl: {e}")).into());
-                    }
-                    known = lock(&ctx.registered).iter().any(|t| t.name == reg);
-                    if !known && self.conn.options.store.as_ref().is_some_and(|s| s.shared()) {
-                        // Give the lease back: nothing will run here.
-                        if let Some(m) = state.as_mut() {
+                if shared {
+                    if let Some(m) = state.as_mut() {
+                        let current = match m.live_mut(MAIN) {
+                            Some(repl) => {
+                                matches!(repl.reacquire_lease(Some(connection::SHARED_LEASE_WAIT)).await, Ok(true))
+                            }
+                            None => true,
+                        };
+                        if !current {
                             m.remove(MAIN);
+                            ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
                         }
+                    }
+                }
+                if let Err(e) = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await {
+                    return Ok(input_error(format!("wrepl: {e}")).into());
+                }
+                known = lock(&ctx.registered).iter().any(|t| t.name == reg);
+                if shared {
+                    // The call itself takes the lease again when it runs.
+                    if let Some(repl) = state.as_mut().and_then(|m| m.live_mut(MAIN)) {
+                        let _ = repl.release_lease();
                     }
                 }
             }
@@ -606,7 +621,12 @@ impl WreplServer {
             if restored && self.check_owner(context).is_ok() {
                 if let Ok(ctx) = self.conn.default_context() {
                     let mut state = ctx.state.lock().await;
-                    let _ = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await;
+                    if let Ok(repl) = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await {
+                        if hub.store.shared() {
+                            // Listing is no call: give the lease back at once.
+                            let _ = repl.release_lease();
+                        }
+                    }
                 }
             }
             let default = lock(&self.conn.default).clone();
