@@ -449,3 +449,31 @@ async fn servers_with_the_same_state_key_file_share_handles_without_sharing_a_st
     let Err(refused) = refused else { panic!("a readable key file must be refused") };
     assert!(refused.stderr.join("\n").contains("chmod 600"), "{:?}", refused.stderr);
 }
+
+#[tokio::test]
+async fn metrics_count_evaluations_inner_calls_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.md"), "x").unwrap();
+    let mut s = server(dir.path(), &["--metrics", "127.0.0.1:0"]).await;
+    let t = token(dir.path());
+    let addr = s
+        .stderr
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|l| l.strip_prefix("wrepl: metrics at http://").map(|r| r.trim_end_matches("/metrics").to_string()))
+        .expect("the metrics address is printed");
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "(await gl('*.md')).length"})).await;
+    assert_eq!(structured(&r)["result"], json!(1));
+    let r = call(&c, "repl", json!({"code": "throw new Error('no')"})).await;
+    assert_eq!(r.is_error, Some(true));
+    let (status, body) =
+        raw_http(&addr, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("wrepl_evals_total{outcome=\"ok\"} 1"), "{body}");
+    assert!(body.contains("wrepl_evals_total{outcome=\"error\"} 1"), "{body}");
+    assert!(body.contains("wrepl_inner_calls_total{tool=\"Glob\",outcome=\"ok\"} 1"), "{body}");
+    assert!(body.contains("wrepl_eval_duration_seconds_count 2"), "{body}");
+    s.child.kill().await.unwrap();
+}

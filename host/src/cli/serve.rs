@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use wrepl::mcp::server::{serve_http, serve_stdio, HttpSecurity, ServerOptions, TokenSet, TokenSource};
+use wrepl::mcp::server::{serve_http, serve_metrics, serve_stdio, HttpSecurity, ServerOptions, TokenSet, TokenSource};
 use wrepl::replay::store::LogStore;
 
 use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
@@ -57,6 +57,11 @@ pub(crate) struct ServeArgs {
     /// by default; give one to share it otherwise.
     #[arg(long, value_name = "PATH")]
     state_key_file: Option<std::path::PathBuf>,
+    /// Serve metrics in the Prometheus text format at http://ADDR/metrics
+    /// (a listener of its own, without authentication: bind it where only
+    /// the monitoring system reaches, e.g. 127.0.0.1:9464).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
     /// Script budget default and fuel are per call; this caps the result text (characters).
     #[arg(long, value_name = "CHARS", default_value_t = wrepl::DEFAULT_TEXT_CAP)]
     text_cap: usize,
@@ -78,6 +83,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         text_cap,
         context_ttl,
         state_key_file,
+        metrics,
     } = args;
     if context_ttl == 0 {
         anyhow::bail!("--context-ttl must be at least 1 second");
@@ -123,6 +129,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.context_ttl = std::time::Duration::from_secs(context_ttl);
     options.state_key = state_key;
     let options = Arc::new(options);
+    let metrics_stop = tokio_util::sync::CancellationToken::new();
+    if let Some(addr) = metrics {
+        // Bound now, so that an address in use is an error at start.
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("--metrics {addr}: {e}"))?;
+        eprintln!("wrepl: metrics at http://{}/metrics", listener.local_addr()?);
+        let (m, stop) = (options.metrics.clone(), metrics_stop.clone());
+        tokio::spawn(async move {
+            if let Err(e) = serve_metrics(m, listener, stop).await {
+                eprintln!("wrepl: the metrics listener stopped: {e}");
+            }
+        });
+    }
+    let _stop_metrics = metrics_stop.drop_guard();
     match (http, security) {
         (Some(addr), Some((security, source))) => {
             // Runs until the process is stopped (the store is crash-safe).

@@ -364,7 +364,14 @@ pub(super) async fn ensure_repl<'a>(
     if state.is_none() {
         let me = Arc::downgrade(ctx);
         let sink_ctx = Arc::downgrade(ctx);
+        let metrics = options.metrics.clone();
         let events: EventSink = Arc::new(move |e: &ProgressEvent| {
+            let front = e.tool == REPL_TOOL || e.tool.starts_with(REGISTERED_PREFIX);
+            match e.phase {
+                Phase::Complete if !front => metrics.call(&e.tool, true),
+                Phase::Error if !front => metrics.call(&e.tool, false),
+                _ => {}
+            }
             if let Some(c) = sink_ctx.upgrade() {
                 progress_event(&c, e);
             }
@@ -384,6 +391,9 @@ pub(super) async fn ensure_repl<'a>(
     let contexts = state.as_mut().expect("built above");
     let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
     if let ContextStatus::Built { .. } = status {
+        if let Some(r) = repl.restore_report().filter(|r| !r.blocks.is_empty() || !r.notes.is_empty()) {
+            options.metrics.replay(r.notes.iter().any(|n| n.starts_with("took the session over")));
+        }
         let tools = repl.registered_tools();
         let restored = !tools.is_empty();
         *lock(&ctx.registered) = tools;

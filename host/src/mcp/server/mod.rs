@@ -52,6 +52,7 @@ mod client;
 mod connection;
 pub mod http;
 pub mod hub;
+pub mod metrics;
 mod results;
 
 pub use auth::{AuthError, Fingerprint, TokenSet, TokenSource};
@@ -60,6 +61,7 @@ pub use client::{APPROVAL_INPUT_META, APPROVAL_SHOWN_CHARS};
 use connection::{async_worker, lock, AsyncBook, AsyncState, Call, CallId, Connection, ProgressTarget, Retry, Served};
 pub use http::{serve_http, HttpAuth, HttpSecurity};
 pub use hub::{DEFAULT_CONTEXT_TTL, MAX_LIVE_CONTEXTS, REQUEST_STATE_TTL};
+pub use metrics::{serve_metrics, Metrics};
 use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def};
 pub use results::{outer_result, transcript, Settled};
 
@@ -126,6 +128,8 @@ pub struct ServerOptions {
     /// a key generated once and kept in the store (or, without a store, in
     /// memory).
     pub state_key: Option<Vec<u8>>,
+    /// The server's metrics (served with [`serve_metrics`]).
+    pub metrics: Arc<Metrics>,
     /// Store sessions opened over authenticated HTTP: the token that
     /// opened each. Another token cannot open them.
     owners: Mutex<HashMap<String, Fingerprint>>,
@@ -145,6 +149,7 @@ impl ServerOptions {
             repl_enabled: true,
             context_ttl: DEFAULT_CONTEXT_TTL,
             state_key: None,
+            metrics: Arc::new(Metrics::new()),
             owners: Default::default(),
             hub: std::sync::OnceLock::new(),
         })
@@ -498,8 +503,17 @@ impl WreplServer {
         let opts = EvalOptions { timeout, cancel, ..EvalOptions::default() };
         let id = CallId { tool: name.clone(), args: digest, owner };
         let mrtr = modern.then_some((id, retry));
+        let started = std::time::Instant::now();
         let outcome = connection::serve_call(&self.conn.options, &ctx, call, opts, link, mrtr).await;
         watcher.abort();
+        let what = match &outcome {
+            Ok(Served::Done(r)) if r.is_error == Some(true) => "error",
+            Ok(Served::Done(_)) => "ok",
+            Ok(Served::Input(_)) => "input_required",
+            Err(ReplError::Session(crate::replay::store::StoreError::SessionBusy { .. })) => "busy",
+            Err(_) => "error",
+        };
+        self.conn.options.metrics.eval(what, started.elapsed().as_secs_f64());
         Ok(match outcome {
             Ok(Served::Done(r)) => r.into(),
             Ok(Served::Input(r)) => CallToolResponse::InputRequired(*r),

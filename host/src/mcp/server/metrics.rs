@@ -1,0 +1,167 @@
+//! The server's metrics, in the Prometheus text format
+//! (`wrepl serve --metrics ADDR` serves them at `/metrics` on a listener of
+//! their own): evaluations by outcome and their latency, inner calls by
+//! tool and outcome, contexts rebuilt from their log, lease takeovers.
+
+use std::sync::Arc;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+use tokio_util::sync::CancellationToken;
+
+use super::ServeError;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    tool: String,
+    outcome: String,
+}
+
+/// Most distinct tool names counted; calls of further tools count as `other`.
+const MAX_TOOL_LABELS: usize = 256;
+
+/// The server's counters and histogram.
+pub struct Metrics {
+    registry: Registry,
+    evals: Family<Outcome, Counter>,
+    eval_seconds: Histogram,
+    calls: Family<CallLabels, Counter>,
+    replays: Counter,
+    takeovers: Counter,
+    tools_seen: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Empty metrics, registered.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("wrepl");
+        let evals = Family::<Outcome, Counter>::default();
+        let eval_seconds = Histogram::new(exponential_buckets(0.001, 2.0, 18));
+        let calls = Family::<CallLabels, Counter>::default();
+        let (replays, takeovers) = (Counter::default(), Counter::default());
+        registry.register("evals", "Calls of repl and registered tools, by outcome", evals.clone());
+        registry.register(
+            "eval_duration_seconds",
+            "Wall time of a call of repl or a registered tool",
+            eval_seconds.clone(),
+        );
+        registry.register("inner_calls", "Inner tool calls, by tool and outcome", calls.clone());
+        registry.register("replays", "Contexts rebuilt by replaying their log", replays.clone());
+        registry.register(
+            "lease_takeovers",
+            "Session leases taken over from a dead or silent writer",
+            takeovers.clone(),
+        );
+        Self { registry, evals, eval_seconds, calls, replays, takeovers, tools_seen: Default::default() }
+    }
+
+    /// A finished call of `repl` or a registered tool.
+    pub(super) fn eval(&self, outcome: &str, seconds: f64) {
+        self.evals.get_or_create(&Outcome { outcome: outcome.to_string() }).inc();
+        self.eval_seconds.observe(seconds);
+    }
+
+    /// A finished inner call.
+    pub(super) fn call(&self, tool: &str, ok: bool) {
+        let tool = {
+            let mut seen = self.tools_seen.lock().unwrap_or_else(|p| p.into_inner());
+            if seen.contains(tool) || seen.len() < MAX_TOOL_LABELS {
+                seen.insert(tool.to_string());
+                tool.to_string()
+            } else {
+                "other".to_string()
+            }
+        };
+        let outcome = if ok { "ok" } else { "error" }.to_string();
+        self.calls.get_or_create(&CallLabels { tool, outcome }).inc();
+    }
+
+    /// A context rebuilt from its log (`takeover`: its lease was taken over).
+    pub(super) fn replay(&self, takeover: bool) {
+        self.replays.inc();
+        if takeover {
+            self.takeovers.inc();
+        }
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Serve `GET /metrics` on `listener` until `shutdown`. No
+/// authentication: bind it to an address only the monitoring system
+/// reaches (a loopback one, say).
+pub async fn serve_metrics(
+    metrics: Arc<Metrics>,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let router = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let m = metrics.clone();
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+                    m.render(),
+                )
+            }
+        }),
+    );
+    axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled_owned().await }).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_show_in_the_text_format() {
+        let m = Metrics::new();
+        m.eval("ok", 0.01);
+        m.eval("error", 2.0);
+        m.call("Bash", true);
+        m.call("Bash", false);
+        m.replay(true);
+        let text = m.render();
+        assert!(text.contains("wrepl_evals_total{outcome=\"ok\"} 1"), "{text}");
+        assert!(text.contains("wrepl_inner_calls_total{tool=\"Bash\",outcome=\"error\"} 1"), "{text}");
+        assert!(text.contains("wrepl_replays_total 1"), "{text}");
+        assert!(text.contains("wrepl_lease_takeovers_total 1"), "{text}");
+        assert!(text.contains("wrepl_eval_duration_seconds_count 2"), "{text}");
+    }
+
+    #[test]
+    fn tool_labels_are_bounded() {
+        let m = Metrics::new();
+        for i in 0..(MAX_TOOL_LABELS + 10) {
+            m.call(&format!("t{i}"), true);
+        }
+        assert!(m.render().contains("tool=\"other\""));
+    }
+}
