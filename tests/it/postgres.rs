@@ -278,3 +278,105 @@ async fn health_and_readiness_answer_without_a_token() {
     assert_eq!(status, 401);
     s.child.kill().await.unwrap();
 }
+
+/// Three servers on one database; a seeded loop SIGKILLs one of them during
+/// evaluations with side effects (lines appended to a file, one per call)
+/// and restarts it; the next call may land on any of them. CI: 30 kills
+/// (`WREPL_LONG=1`: 100).
+#[tokio::test]
+async fn a_fleet_survives_kills_without_repeating_or_losing_a_completed_call() {
+    use super::resilience::{long_mode, Rng};
+    let Some(url) = fresh_db() else { return };
+    let kills = if long_mode() { 100 } else { 30 };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let tokens = dir.path().join("tokens");
+    let start = |root: std::path::PathBuf, tokens: std::path::PathBuf, url: String| async move {
+        let args = ["--token-file", tokens.to_str().unwrap(), "--store", &url, "--allow", "Bash"];
+        spawn_http(&root, "127.0.0.1:0", &args, &[]).await.expect("wrepl serve --http")
+    };
+    let mut servers = Vec::new();
+    for _ in 0..3 {
+        servers.push(start(root.clone(), tokens.clone(), url.clone()).await);
+    }
+    let token = std::fs::read_to_string(&tokens).unwrap();
+    let token = token.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string();
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let c = modern(modern_client(true, "x"), http_transport(&servers[0].url, &token)).await;
+    let r = call(&c, "repl", json!({"code": "var done = []"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    drop(c);
+    let (mut finished, mut unknown, mut n) = (Vec::new(), 0usize, 0usize);
+    for _ in 0..kills {
+        // A few calls on random servers, then one whose server is killed.
+        let complete = rng.below(3);
+        for j in 0..=complete {
+            let at = rng.below(3) as usize;
+            let c = modern(modern_client(true, "x"), http_transport(&servers[at].url, &token)).await;
+            let i = n;
+            n += 1;
+            let code = format!(
+                "await sh('echo e{i}-a >> effects.log'); await sh('sleep 0.0{d}; echo e{i}-b >> effects.log'); \
+                 done.push({i}); {i}",
+                d = rng.below(5)
+            );
+            let request = json!({"code": code, "context": handle});
+            if j < complete {
+                let r = call(&c, "repl", request).await;
+                assert_eq!(structured(&r)["result"], json!(i), "{r:?}");
+                unknown += structured(&r)["replay"]["blocks"]
+                    .as_array()
+                    .map_or(0, |b| b.iter().map(|b| b["outcome_unknown"].as_array().map_or(0, Vec::len)).sum());
+                finished.push(i);
+                continue;
+            }
+            let delay = Duration::from_millis(rng.below(80));
+            tokio::select! {
+                _ = call(&c, "repl", request) => {}
+                _ = tokio::time::sleep(delay) => {}
+            }
+            servers[at].child.kill().await.unwrap();
+            servers[at] = start(root.clone(), tokens.clone(), url.clone()).await;
+        }
+    }
+    // The context, on any server: every completed call's push is there once.
+    let c = modern(modern_client(true, "x"), http_transport(&servers[1].url, &token)).await;
+    let r = call(&c, "repl", json!({"code": "done", "context": handle})).await;
+    let done: Vec<usize> = serde_json::from_value(structured(&r)["result"].clone()).expect("a list");
+    for i in &finished {
+        assert_eq!(done.iter().filter(|d| *d == i).count(), 1, "call {i} in {done:?}");
+    }
+    // Every effect happened at most once; every completed call's effects exactly once.
+    let log = std::fs::read_to_string(root.join("effects.log")).unwrap_or_default();
+    let mut counts = std::collections::HashMap::new();
+    for line in log.lines() {
+        *counts.entry(line.to_string()).or_insert(0usize) += 1;
+    }
+    for (line, k) in &counts {
+        assert_eq!(*k, 1, "{line} happened {k} times");
+    }
+    for i in &finished {
+        assert!(counts.contains_key(&format!("e{i}-a")) && counts.contains_key(&format!("e{i}-b")), "e{i}");
+    }
+    drop(c);
+    // No lease is held once the calls are done; the logs verify.
+    let url2 = url.clone();
+    let leases: i64 = std::thread::spawn(move || {
+        let mut raw = postgres::Client::connect(&url2, postgres::NoTls).unwrap();
+        raw.query_one("SELECT COUNT(*) FROM wrepl_leases", &[]).unwrap().get(0)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(leases, 0, "a lease outlived its call");
+    let (ok, out) = wrepl(&["store", "verify", "--store", &url]);
+    assert!(ok, "{out}");
+    eprintln!(
+        "fleet chaos: {kills} kills, {} calls completed, {unknown} outcome_unknown seen on resume, {} effects",
+        finished.len(),
+        counts.len()
+    );
+    for s in &mut servers {
+        s.child.kill().await.unwrap();
+    }
+}

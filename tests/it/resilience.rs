@@ -18,16 +18,16 @@ use wrepl::replay::store::{LogStore, SqliteStore};
 use crate::mcp_server::{client, TestClient};
 
 /// A small deterministic PRNG (xorshift64*), so a failing run can be repeated.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
@@ -98,7 +98,7 @@ fn ledger(root: &Path) -> HashMap<String, usize> {
 }
 
 /// `WREPL_LONG=1` runs the long versions of the chaos and soak tests.
-fn long_mode() -> bool {
+pub(crate) fn long_mode() -> bool {
     std::env::var("WREPL_LONG").is_ok_and(|v| v == "1")
 }
 
