@@ -29,7 +29,7 @@ fn cluster() -> Option<String> {
 
 /// A fresh database of its own on the test cluster; its URL. (The
 /// synchronous client runs on a thread of its own: never inside a runtime.)
-fn fresh_db() -> Option<String> {
+pub(crate) fn fresh_db() -> Option<String> {
     let url = cluster()?;
     std::thread::spawn(move || create_db(url)).join().unwrap()
 }

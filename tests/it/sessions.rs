@@ -1,5 +1,7 @@
 //! Durable sessions: record, resume by replay (no side effect runs twice),
-//! drift verdicts, outcome_unknown after a crash, tamper detection.
+//! drift verdicts, outcome_unknown after a crash, tamper detection. Every
+//! test runs against both backends: a SQLite file and a PostgreSQL
+//! database of its own (see `postgres.rs`).
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -7,16 +9,114 @@ use std::time::Duration;
 
 use serde_json::json;
 use wrepl::replay::log::Event;
-use wrepl::replay::store::{LogStore, SqliteStore};
+use wrepl::replay::store::{LogStore, PostgresStore, SqliteStore};
 use wrepl::{SessionConfig, Verdict};
 
 use crate::support::*;
 
-#[test]
-fn separate_processes_continue_one_session() {
+/// Where a test's sessions are kept.
+enum Backend {
+    Sqlite(tempfile::TempDir),
+    Postgres(String),
+}
+
+impl Backend {
+    /// SQLite: a file in a directory of its own.
+    fn sqlite() -> Option<Self> {
+        Some(Self::Sqlite(tempfile::tempdir().unwrap()))
+    }
+
+    /// PostgreSQL: a fresh database on the test cluster (`None` when there
+    /// is none and it is not required).
+    fn postgres() -> Option<Self> {
+        crate::postgres::fresh_db().map(Self::Postgres)
+    }
+
+    /// The `--store` argument.
+    fn arg(&self) -> String {
+        match self {
+            Self::Sqlite(dir) => dir.path().join("s.sqlite3").to_string_lossy().into_owned(),
+            Self::Postgres(url) => url.clone(),
+        }
+    }
+
+    /// The store, opened.
+    fn open(&self) -> Arc<dyn LogStore> {
+        match self {
+            Self::Sqlite(_) => Arc::new(SqliteStore::open(std::path::Path::new(&self.arg())).unwrap()),
+            Self::Postgres(url) => Arc::new(PostgresStore::open(url).unwrap()),
+        }
+    }
+
+    /// Alter event `seq` of `session` behind the store's back.
+    fn tamper(&self, session: &str, seq: i64, from: &str, to: &str) {
+        match self {
+            Self::Sqlite(_) => {
+                let db = rusqlite::Connection::open(self.arg()).unwrap();
+                db.execute(
+                    "UPDATE events SET json = replace(json, ?1, ?2) WHERE session = ?3 AND seq = ?4",
+                    rusqlite::params![from, to, session, seq],
+                )
+                .unwrap();
+            }
+            Self::Postgres(url) => {
+                let (url, session, from, to) = (url.clone(), session.to_string(), from.to_string(), to.to_string());
+                std::thread::spawn(move || {
+                    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                    db.execute(
+                        "UPDATE wrepl_events SET json = replace(json, $1, $2) WHERE session = $3 AND seq = $4",
+                        &[&from, &to, &session, &seq],
+                    )
+                    .unwrap();
+                })
+                .join()
+                .unwrap();
+            }
+        }
+    }
+}
+
+/// `#[test]`s running `$body(backend)` on SQLite and on PostgreSQL.
+macro_rules! on_both {
+    ($name:ident, $body:ident) => {
+        mod $name {
+            #[test]
+            fn sqlite() {
+                if let Some(b) = super::Backend::sqlite() {
+                    super::$body(b);
+                }
+            }
+            #[test]
+            fn postgres() {
+                if let Some(b) = super::Backend::postgres() {
+                    super::$body(b);
+                }
+            }
+        }
+    };
+    (async $name:ident, $body:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread")]
+            async fn sqlite() {
+                if let Some(b) = super::Backend::sqlite() {
+                    super::$body(b).await;
+                }
+            }
+            #[tokio::test(flavor = "multi_thread")]
+            async fn postgres() {
+                if let Some(b) = super::Backend::postgres() {
+                    super::$body(b).await;
+                }
+            }
+        }
+    };
+}
+
+on_both!(separate_processes_continue_one_session, separate_processes);
+fn separate_processes(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let store = store.to_str().unwrap();
+    let store = backend.arg();
+    let store = store.as_str();
     let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "s", "-e", "let n = 1"]);
     assert!(o.status.success(), "{}", err_text(&o));
     let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "s", "-e", "n + 1"]);
@@ -25,11 +125,11 @@ fn separate_processes_continue_one_session() {
     assert!(err_text(&o).contains("restored 1 block(s): 1 ok"), "{}", err_text(&o));
 }
 
-#[test]
-fn resume_does_not_rerun_side_effects() {
+on_both!(resume_does_not_rerun_side_effects, no_rerun);
+fn no_rerun(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let store = store.to_str().unwrap();
+    let store = backend.arg();
+    let store = store.as_str();
     let code = "const before = await sh('echo tick >> counter; wc -l < counter'); const r = Math.random(); const t0 = Date.now(); before";
     let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "c", "--allow", "Bash", "-e", code]);
     assert!(o.status.success(), "{}", err_text(&o));
@@ -63,7 +163,7 @@ fn resume_does_not_rerun_side_effects() {
     assert!(out(&o).contains("hash chain and head intact"));
 }
 
-async fn resumed(store: Arc<SqliteStore>, name: &str) -> wrepl::Repl {
+async fn resumed(store: Arc<dyn LogStore>, name: &str) -> wrepl::Repl {
     let session = SessionConfig::new(name, store);
     TestSandbox::new().tools(test_tools(), TEST_TOOLS).configure(|b| b.session_config(Some(session))).build().await
 }
@@ -83,9 +183,9 @@ fn block(code: &str, body: Vec<Event>, threw: bool) -> Vec<Event> {
     v
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn drift_verdicts_name_the_first_divergence() {
-    let store = Arc::new(SqliteStore::in_memory().unwrap());
+on_both!(async drift_verdicts_name_the_first_divergence, drift_verdicts);
+async fn drift_verdicts(backend: Backend) {
+    let store = backend.open();
     let blocks = [
         // 0: faithful
         block("globalThis.a = (await t({})); 1", vec![call("t"), done(0)], false),
@@ -125,9 +225,9 @@ async fn drift_verdicts_name_the_first_divergence() {
     assert_eq!(ok(&ev(&mut r, "a").await), json!({}));
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn extra_calls_beyond_the_cache_run_nothing() {
-    let store = Arc::new(SqliteStore::in_memory().unwrap());
+on_both!(async extra_calls_beyond_the_cache_run_nothing, extra_calls);
+async fn extra_calls(backend: Backend) {
+    let store = backend.open();
     let b = block("await t({}); await sleep({ms: 1}); 1", vec![call("t"), done(0)], false);
     store.append("x", &b.into_iter().map(|e| (0, e)).collect::<Vec<_>>()).unwrap();
     let tools = test_tools();
@@ -141,11 +241,10 @@ async fn extra_calls_beyond_the_cache_run_nothing() {
     assert!(tools.log.lock().unwrap().is_empty(), "replay must not run any tool");
 }
 
-#[test]
-fn kill_during_a_call_resumes_as_outcome_unknown() {
+on_both!(kill_during_a_call_resumes_as_outcome_unknown, killed_call);
+fn killed_call(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let store = store.to_str().unwrap().to_string();
+    let store = backend.arg();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wrepl"))
         .args([
             "eval",
@@ -186,20 +285,16 @@ fn kill_during_a_call_resumes_as_outcome_unknown() {
     assert!(out(&o).contains("outcome_unknown"), "{}", out(&o));
 }
 
-#[test]
-fn tampered_log_is_detected() {
+on_both!(tampered_log_is_detected, tampered);
+fn tampered(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let s = store.to_str().unwrap();
+    let s = backend.arg();
+    let s = s.as_str();
     let o = wrepl_in(dir.path(), &["eval", "--store", s, "--session", "t", "-e", "let secret = 'a'", "-e", "secret"]);
     assert!(o.status.success(), "{}", err_text(&o));
     let o = wrepl_in(dir.path(), &["log", "verify", "t", "--store", s]);
     assert!(o.status.success());
-    {
-        let db = rusqlite::Connection::open(&store).unwrap();
-        db.execute("UPDATE events SET json = replace(json, 'secret = ''a''', 'secret = ''b''') WHERE seq = 0", [])
-            .unwrap();
-    }
+    backend.tamper("t", 0, "secret = 'a'", "secret = 'b'");
     let o = wrepl_in(dir.path(), &["log", "verify", "t", "--store", s]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert!(out(&o).contains("TAMPERED at event 0"), "{}", out(&o));
