@@ -112,6 +112,27 @@ fn the_store_contract_holds_on_postgres() {
     assert!(store.append("t", &[(1, begin("y"))]).is_err(), "a truncated log is not extended");
     store.delete("t").unwrap();
     assert!(store.head("t").unwrap().is_none());
+
+    // Leased appends after the first take one round trip (the database checks
+    // that nothing moved): a row removed behind the writer's back is still caught.
+    let me = LeaseOwner { id: "owner-u".into(), ..LeaseOwner::this_process() };
+    store.acquire_lease("u", &me, Duration::from_secs(10)).unwrap();
+    for i in 0..5 {
+        store.append_leased("u", "owner-u", &[(i, begin("b")), (i, Event::Now { us: 1.0 })]).unwrap();
+    }
+    assert!(store.verify("u").unwrap().ok);
+    assert_eq!(other.load("u").unwrap().len(), 10);
+    raw.execute("DELETE FROM wrepl_events WHERE session = 'u' AND seq = 9", &[]).unwrap();
+    let e = store.append_leased("u", "owner-u", &[(5, begin("c"))]).unwrap_err();
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+    assert!(!store.verify("u").unwrap().ok);
+    // Another writer's append moves the head: this writer's next append re-reads it.
+    store.acquire_lease("v", &me, Duration::from_secs(10)).unwrap();
+    store.append_leased("v", "owner-u", &[(0, begin("x"))]).unwrap();
+    other.append("v", &[(0, Event::Now { us: 2.0 })]).unwrap();
+    store.append_leased("v", "owner-u", &[(1, begin("y"))]).unwrap();
+    assert!(store.verify("v").unwrap().ok);
+    assert_eq!(store.head("v").unwrap().unwrap().events, 3);
 }
 
 #[test]

@@ -53,7 +53,33 @@ const CREATE: &str = "
         since_ms BIGINT,
         heartbeat_ms BIGINT);
     CREATE TABLE IF NOT EXISTS wrepl_secrets(name TEXT PRIMARY KEY, value BYTEA NOT NULL);
-    CREATE TABLE IF NOT EXISTS wrepl_activity(session TEXT PRIMARY KEY, at_ms BIGINT NOT NULL);";
+    CREATE TABLE IF NOT EXISTS wrepl_activity(session TEXT PRIMARY KEY, at_ms BIGINT NOT NULL);
+    CREATE OR REPLACE FUNCTION wrepl_append_leased(
+        p_session TEXT, p_owner TEXT, p_head_events BIGINT, p_head_hash TEXT,
+        p_seqs BIGINT[], p_blocks BIGINT[], p_jsons TEXT[], p_hashes TEXT[]) RETURNS TEXT AS $$
+    DECLARE
+        cur_owner TEXT;
+        h_events BIGINT;
+        h_hash TEXT;
+        last_seq BIGINT;
+        last_hash TEXT;
+    BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended(p_session, 7));
+        SELECT owner INTO cur_owner FROM wrepl_leases WHERE session = p_session;
+        IF cur_owner IS DISTINCT FROM p_owner THEN RETURN 'lease'; END IF;
+        SELECT head_events, head_hash INTO h_events, h_hash FROM wrepl_sessions WHERE name = p_session;
+        IF NOT FOUND OR h_events <> p_head_events OR h_hash <> p_head_hash THEN RETURN 'head'; END IF;
+        SELECT seq, hash INTO last_seq, last_hash FROM wrepl_events WHERE session = p_session ORDER BY seq DESC LIMIT 1;
+        IF (h_events = 0 AND FOUND) OR (h_events > 0 AND (last_seq IS DISTINCT FROM h_events - 1
+            OR last_hash IS DISTINCT FROM h_hash)) THEN
+            RETURN 'head';
+        END IF;
+        INSERT INTO wrepl_events(session, seq, block, json, hash)
+            SELECT p_session, e.seq, e.block, e.json, e.hash FROM unnest(p_seqs, p_blocks, p_jsons, p_hashes) AS e(seq, block, json, hash);
+        UPDATE wrepl_sessions SET head_events = p_head_events + cardinality(p_seqs),
+            head_hash = p_hashes[cardinality(p_hashes)] WHERE name = p_session;
+        RETURN 'ok';
+    END $$ LANGUAGE plpgsql;";
 
 type Job = Box<dyn FnOnce(&mut Client) + Send>;
 
@@ -61,6 +87,10 @@ type Job = Box<dyn FnOnce(&mut Client) + Send>;
 #[derive(Debug)]
 pub struct PostgresStore {
     jobs: Mutex<mpsc::Sender<Job>>,
+    /// Per session this writer appended to: the head it left (event count,
+    /// hash) and the newest block, so that the next leased append is one
+    /// round trip (the database checks that nothing moved).
+    heads: Mutex<std::collections::HashMap<String, (u64, String, u64)>>,
     /// The URL without its password, for messages.
     shown: String,
 }
@@ -124,7 +154,7 @@ impl PostgresStore {
             })
             .map_err(StoreError::Io)?;
         ready_rx.recv().map_err(|_| StoreError::Postgres(format!("{shown}: the connection thread ended")))??;
-        Ok(Self { jobs: Mutex::new(jobs_tx), shown })
+        Ok(Self { jobs: Mutex::new(jobs_tx), heads: Mutex::new(Default::default()), shown })
     }
 
     /// Run `f` on the connection's thread and wait for its answer.
@@ -157,6 +187,72 @@ impl PostgresStore {
             tx.commit().map_err(db)?;
             Ok(out)
         })
+    }
+}
+
+impl PostgresStore {
+    fn forget_head(&self, session: &str) {
+        self.heads.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
+    }
+
+    /// A leased append in one round trip, from the head this writer left:
+    /// `None` when it cannot be (nothing known, or the database says the
+    /// lease or the head moved): then the full transaction decides.
+    fn append_fast(
+        &self,
+        session: &str,
+        owner_id: &str,
+        encoded: &[(u64, String, Event)],
+    ) -> Result<Option<Vec<StoredEvent>>, StoreError> {
+        let known = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned();
+        let Some((events, head_hash, last_block)) = known else { return Ok(None) };
+        if encoded.is_empty() || encoded.iter().any(|(b, ..)| *b < last_block || i64::try_from(*b).is_err()) {
+            return Ok(None);
+        }
+        let (mut prev, mut seq) = (head_hash.clone(), events);
+        let mut stored = Vec::with_capacity(encoded.len());
+        let (mut seqs, mut blocks, mut jsons, mut hashes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut prev_block = last_block;
+        for (block, json, event) in encoded {
+            if *block < prev_block {
+                return Ok(None);
+            }
+            let hash = link_hash(&prev, *block, seq, json);
+            seqs.push(seq as i64);
+            blocks.push(*block as i64);
+            jsons.push(json.clone());
+            hashes.push(hash.clone());
+            stored.push(StoredEvent { block: *block, seq, event: event.clone(), hash: hash.clone() });
+            prev = hash;
+            prev_block = *block;
+            seq += 1;
+        }
+        let (s, o, h) = (session.to_string(), owner_id.to_string(), head_hash);
+        let verdict = self.run(move |c| {
+            let row = c
+                .query_one(
+                    "SELECT wrepl_append_leased($1, $2, $3, $4, $5, $6, $7, $8)",
+                    &[&s, &o, &(events as i64), &h, &seqs, &blocks, &jsons, &hashes],
+                )
+                .map_err(db)?;
+            Ok(row.get::<_, String>(0))
+        });
+        let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
+        match verdict {
+            Ok(v) if v == "ok" => {
+                heads.insert(session.to_string(), (seq, prev, prev_block));
+                Ok(Some(stored))
+            }
+            // The lease or the head moved: the full transaction says how.
+            Ok(_) => {
+                heads.remove(session);
+                Ok(None)
+            }
+            Err(e) => {
+                heads.remove(session);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -313,6 +409,7 @@ impl LogStore for PostgresStore {
 
     fn append(&self, session: &str, events: &[(u64, Event)]) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
+        self.forget_head(session);
         let encoded = owned(events)?;
         self.write(session, move |tx, s| append_in(tx, s, encoded))
     }
@@ -325,14 +422,34 @@ impl LogStore for PostgresStore {
     ) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
         let encoded = owned(events)?;
-        let owner_id = owner_id.to_string();
-        self.write(session, move |tx, s| {
+        if let Some(stored) = self.append_fast(session, owner_id, &encoded)? {
+            return Ok(stored);
+        }
+        let owner = owner_id.to_string();
+        let stored = self.write(session, move |tx, s| {
             match read_lease(tx, s)? {
-                Some((owner, ..)) if owner == owner_id => {}
+                Some((o, ..)) if o == owner => {}
                 other => return Err(lease_lost(s, other)),
             }
-            append_in(tx, s, encoded)
-        })
+            let stored = append_in(tx, s, encoded)?;
+            let head = read_head(tx, s)?.unwrap_or(Head { events: 0, hash: String::new() });
+            let last = tx
+                .query_opt("SELECT block FROM wrepl_events WHERE session = $1 ORDER BY seq DESC LIMIT 1", &[&s])
+                .map_err(db)?
+                .map(|r| r.get::<_, i64>(0).max(0) as u64);
+            Ok((stored, head, last))
+        });
+        let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
+        match stored {
+            Ok((stored, head, last)) => {
+                heads.insert(session.to_string(), (head.events, head.hash, last.unwrap_or(0)));
+                Ok(stored)
+            }
+            Err(e) => {
+                heads.remove(session);
+                Err(e)
+            }
+        }
     }
 
     fn load(&self, session: &str) -> Result<Vec<StoredEvent>, StoreError> {
@@ -484,6 +601,7 @@ impl LogStore for PostgresStore {
 
     fn quarantine(&self, session: &str) -> Result<String, StoreError> {
         validate_session_name(session)?;
+        self.forget_head(session);
         self.write(session, move |tx, s| {
             let mut n = 0u32;
             let target = loop {
@@ -519,6 +637,7 @@ impl LogStore for PostgresStore {
 
     fn delete(&self, session: &str) -> Result<(), StoreError> {
         validate_session_name(session)?;
+        self.forget_head(session);
         self.write(session, move |tx, s| {
             if let Some((_, holder, recorded)) = read_lease(tx, s)? {
                 let me = LeaseOwner::this_process();
