@@ -666,14 +666,7 @@ impl LogStore for PostgresStore {
             .map_err(db)?;
             let value: Vec<u8> =
                 c.query_one("SELECT value FROM wrepl_secrets WHERE name = $1", &[&name]).map_err(db)?.get(0);
-            if value.len() < 32 {
-                return Err(StoreError::Corrupt {
-                    session: String::new(),
-                    seq: None,
-                    reason: format!("the stored secret {name:?} is {} bytes, fewer than 32", value.len()),
-                });
-            }
-            Ok(value)
+            super::store::checked_secret(&name, value)
         })
     }
 

@@ -672,14 +672,7 @@ impl LogStore for SqliteStore {
         tx.execute("INSERT OR IGNORE INTO secrets(name, value) VALUES (?1, ?2)", params![name, &fresh[..]])?;
         let value: Vec<u8> = tx.query_row("SELECT value FROM secrets WHERE name = ?1", [name], |r| r.get(0))?;
         tx.commit()?;
-        if value.len() < 32 {
-            return Err(StoreError::Corrupt {
-                session: String::new(),
-                seq: None,
-                reason: format!("the stored secret {name:?} is {} bytes, fewer than 32", value.len()),
-            });
-        }
-        Ok(value)
+        super::store::checked_secret(name, value)
     }
 
     fn touch(&self, session: &str, at_ms: u64) -> Result<(), StoreError> {

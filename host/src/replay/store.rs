@@ -371,6 +371,18 @@ pub trait LogStore: Send + Sync {
     }
 }
 
+/// A stored secret as read back: at least 32 bytes, or the store is corrupt.
+pub(crate) fn checked_secret(name: &str, value: Vec<u8>) -> Result<Vec<u8>, StoreError> {
+    if value.len() < 32 {
+        return Err(StoreError::Corrupt {
+            session: String::new(),
+            seq: None,
+            reason: format!("the stored secret {name:?} is {} bytes, fewer than 32", value.len()),
+        });
+    }
+    Ok(value)
+}
+
 /// Checks a session name: 1-128 characters of `[A-Za-z0-9._-]`.
 pub fn validate_session_name(name: &str) -> Result<(), StoreError> {
     let invalid = |reason| Err(StoreError::InvalidName { name: name.to_string(), reason });
