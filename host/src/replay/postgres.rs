@@ -544,6 +544,29 @@ impl LogStore for PostgresStore {
     fn acquire_lease(&self, session: &str, owner: &LeaseOwner, ttl: Duration) -> Result<LeaseTaken, StoreError> {
         validate_session_name(session)?;
         let owner = owner.clone();
+        // A free session (the usual case: leases are given back after
+        // every call) in one round trip: the row is ours if we make it.
+        let (s, o) = (session.to_string(), owner.clone());
+        let inserted = self.run(move |c| {
+            c.execute(
+                "INSERT INTO wrepl_leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (session) DO NOTHING",
+                &[
+                    &s,
+                    &o.id,
+                    &i64::from(o.pid),
+                    &o.host,
+                    &o.boot_id,
+                    &(i64::try_from(o.start_ticks).unwrap_or(0)),
+                    &o.pid_ns,
+                    &(now_ms() as i64),
+                ],
+            )
+            .map_err(db)
+        })?;
+        if inserted == 1 {
+            return Ok(LeaseTaken::Free);
+        }
         self.write(session, move |tx, s| {
             let taken = match read_lease(tx, s)? {
                 None => LeaseTaken::Free,
@@ -576,9 +599,9 @@ impl LogStore for PostgresStore {
     }
 
     fn renew_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
-        let owner_id = owner_id.to_string();
-        self.write(session, move |tx, s| {
-            let n = tx
+        let (s, owner_id) = (session.to_string(), owner_id.to_string());
+        self.run(move |c| {
+            let n = c
                 .execute(
                     "UPDATE wrepl_leases SET heartbeat_ms = $1 WHERE session = $2 AND owner = $3",
                     &[&(now_ms() as i64), &s, &owner_id],
@@ -587,14 +610,14 @@ impl LogStore for PostgresStore {
             if n == 1 {
                 return Ok(());
             }
-            Err(lease_lost(s, read_lease(tx, s)?))
+            Err(lease_lost(&s, read_lease(c, &s)?))
         })
     }
 
     fn release_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
-        let owner_id = owner_id.to_string();
-        self.write(session, move |tx, s| {
-            tx.execute("DELETE FROM wrepl_leases WHERE session = $1 AND owner = $2", &[&s, &owner_id]).map_err(db)?;
+        let (s, owner_id) = (session.to_string(), owner_id.to_string());
+        self.run(move |c| {
+            c.execute("DELETE FROM wrepl_leases WHERE session = $1 AND owner = $2", &[&s, &owner_id]).map_err(db)?;
             Ok(())
         })
     }

@@ -35,6 +35,8 @@ pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(900);
 /// Most contexts kept live (in memory) at once; the least recently used
 /// idle one is evicted past it (a recorded one comes back by replay).
 pub const MAX_LIVE_CONTEXTS: usize = 64;
+/// How often a context's use is written to the store, at most.
+pub const TOUCH_EVERY: Duration = Duration::from_secs(10);
 /// Name of the store secret that seals handles and request states.
 const KEY_NAME: &str = "mcp-request-state";
 
@@ -433,6 +435,8 @@ pub(super) struct Ctx {
     pub(super) released: std::sync::atomic::AtomicBool,
     pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<Progress>,
     last_used: Mutex<Instant>,
+    /// When the store last heard that it was used.
+    stored_touch: Mutex<Option<Instant>>,
 }
 
 impl Ctx {
@@ -463,6 +467,7 @@ impl Ctx {
             released: std::sync::atomic::AtomicBool::new(false),
             progress_tx,
             last_used: Mutex::new(Instant::now()),
+            stored_touch: Mutex::new(None),
         }
     }
 
@@ -477,9 +482,15 @@ impl Ctx {
         }
     }
 
+    /// Mark the context used now: in memory always; in the store at most
+    /// every [`TOUCH_EVERY`] (idle lifetimes are minutes or hours, and a
+    /// write per call would cost a round trip on a database).
     fn touch(&self, store: &dyn LogStore) {
         *lock(&self.last_used) = Instant::now();
-        let _ = store.touch(&self.id, now_ms());
+        let mut stored = lock(&self.stored_touch);
+        if stored.is_none_or(|t| t.elapsed() >= TOUCH_EVERY) && store.touch(&self.id, now_ms()).is_ok() {
+            *stored = Some(Instant::now());
+        }
     }
 }
 
