@@ -18,10 +18,10 @@ use postgres::{Client, NoTls, Transaction};
 
 use super::chain::link_hash;
 use super::log::{Event, StoredEvent, LOG_VERSION};
-use super::sqlite::{check_chain, encode, lease_lost, short_hash, stale};
+use super::sqlite::{check_chain, encode, lease_lost, orphans_report, short_hash, stale};
 use super::store::{
-    now_ms, validate_session_name, BadLink, Head, LeaseHolder, LeaseOwner, LeaseTaken, LogStore, SessionInfo,
-    StoreError, VerifyReport, MAX_SESSION_NAME, SCHEMA_VERSION,
+    now_ms, validate_session_name, Head, LeaseHolder, LeaseOwner, LeaseTaken, LogStore, SessionInfo, StoreError,
+    VerifyReport, MAX_SESSION_NAME, SCHEMA_VERSION,
 };
 
 /// Advisory-lock key of schema creation and migration.
@@ -513,17 +513,7 @@ impl LogStore for PostgresStore {
                     .query_one("SELECT COUNT(*) FROM wrepl_events WHERE session = $1", &[&session])
                     .map_err(db)?
                     .get(0);
-                if orphans > 0 {
-                    return Ok(VerifyReport {
-                        events: orphans.max(0) as u64,
-                        ok: false,
-                        first_bad: Some(BadLink {
-                            seq: 0,
-                            reason: format!("{orphans} stored events belong to a session the store does not list (its record was removed)"),
-                        }),
-                    });
-                }
-                return Ok(VerifyReport { events: 0, ok: true, first_bad: None });
+                return Ok(orphans_report(orphans));
             }
             let head = read_head(&mut tx, &session)?.unwrap_or(Head { events: 0, hash: String::new() });
             let rows = tx

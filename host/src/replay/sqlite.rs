@@ -395,6 +395,24 @@ pub(super) fn short_hash(h: &str) -> &str {
     crate::text::prefix(h, 12)
 }
 
+/// The verification of a session the store does not list: fine when no
+/// events name it, else broken (its record was removed, its events remain).
+pub(super) fn orphans_report(orphans: i64) -> VerifyReport {
+    if orphans <= 0 {
+        return VerifyReport { events: 0, ok: true, first_bad: None };
+    }
+    VerifyReport {
+        events: orphans as u64,
+        ok: false,
+        first_bad: Some(BadLink {
+            seq: 0,
+            reason: format!(
+                "{orphans} stored events belong to a session the store does not list (its record was removed)"
+            ),
+        }),
+    }
+}
+
 /// Recompute a session's chain from its rows (seq, block, JSON, hash) in
 /// `seq` order and compare the newest with the recorded `head`: the first
 /// broken link, as [`LogStore::verify`] reports it.
@@ -626,17 +644,7 @@ impl LogStore for SqliteStore {
                 // Events whose session row was removed: the log was altered.
                 let orphans: i64 =
                     tx.query_row("SELECT COUNT(*) FROM events WHERE session = ?1", [session], |r| r.get(0))?;
-                if orphans > 0 {
-                    return Ok(VerifyReport {
-                        events: orphans.max(0) as u64,
-                        ok: false,
-                        first_bad: Some(BadLink {
-                            seq: 0,
-                            reason: format!("{orphans} stored events belong to a session the store does not list (its record was removed)"),
-                        }),
-                    });
-                }
-                return Ok(VerifyReport { events: 0, ok: true, first_bad: None });
+                return Ok(orphans_report(orphans));
             }
             let head = read_head(&tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
             (load_rows(&tx, session)?, head)

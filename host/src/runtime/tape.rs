@@ -596,6 +596,28 @@ struct Continuing {
 }
 
 impl Continuing {
+    /// A clock read or random draw: the recorded value (`recorded`, the
+    /// next event's) again, re-recorded; past the recording a live one,
+    /// recorded; anything else at this point is drift (then live).
+    fn value<T>(
+        &mut self,
+        recorded: Option<T>,
+        what: &str,
+        host: &mut dyn TapeHost,
+        live: impl FnOnce(&mut Recording, &mut dyn TapeHost) -> T,
+    ) -> T {
+        if let Some(v) = recorded {
+            if let Some(event) = self.cursor.next() {
+                let _ = self.rec.record(event, false, host);
+            }
+            return v;
+        }
+        if !self.cursor.is_exhausted() {
+            self.cursor.diverge(None, what.into());
+        }
+        live(&mut self.rec, host)
+    }
+
     fn drift(&mut self, call: Option<u32>, actual: String, host: &mut dyn TapeHost) -> Next {
         self.cursor.diverge(call, actual);
         host.stop(StopReason::Cancelled);
@@ -670,29 +692,19 @@ impl Deck for Continuing {
     }
 
     fn now(&mut self, host: &mut dyn TapeHost) -> f64 {
-        if let Some(Event::Now { us }) = self.cursor.peek() {
-            let us = *us;
-            self.cursor.next();
-            let _ = self.rec.record(Event::Now { us }, false, host);
-            return us;
-        }
-        if !self.cursor.is_exhausted() {
-            self.cursor.diverge(None, "a clock read".into());
-        }
-        self.rec.now(host)
+        let recorded = match self.cursor.peek() {
+            Some(Event::Now { us }) => Some(*us),
+            _ => None,
+        };
+        self.value(recorded, "a clock read", host, |rec, host| rec.now(host))
     }
 
     fn random(&mut self, host: &mut dyn TapeHost) -> u64 {
-        if let Some(Event::Random { value }) = self.cursor.peek() {
-            let value = *value;
-            self.cursor.next();
-            let _ = self.rec.record(Event::Random { value }, false, host);
-            return value;
-        }
-        if !self.cursor.is_exhausted() {
-            self.cursor.diverge(None, "a random draw".into());
-        }
-        self.rec.random(host)
+        let recorded = match self.cursor.peek() {
+            Some(Event::Random { value }) => Some(*value),
+            _ => None,
+        };
+        self.value(recorded, "a random draw", host, |rec, host| rec.random(host))
     }
 
     fn next_completion(&mut self, host: &mut dyn TapeHost) -> Next {
