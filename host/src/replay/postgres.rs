@@ -18,7 +18,7 @@ use postgres::{Client, NoTls, Transaction};
 
 use super::chain::link_hash;
 use super::log::{Event, StoredEvent, LOG_VERSION};
-use super::sqlite::{check_chain, encode, lease_lost, orphans_report, short_hash, stale};
+use super::sqlite::{check_chain, encode, lease_lost, newest_matches_head, orphans_report, stale};
 use super::store::{
     now_ms, validate_session_name, Head, LeaseHolder, LeaseOwner, LeaseTaken, LogStore, SessionInfo, StoreError,
     VerifyReport, MAX_SESSION_NAME, SCHEMA_VERSION,
@@ -362,17 +362,7 @@ fn append_in(
             (seq + 1, Some(block), r.get::<_, String>(2))
         }
     };
-    if head.events != seq || head.hash != prev_hash {
-        return Err(StoreError::Corrupt {
-            session: session.to_string(),
-            seq: Some(seq),
-            reason: format!(
-                "the newest stored event does not match the session's recorded head ({} events ending in {:?}, found {seq}); the log was truncated or altered",
-                head.events,
-                short_hash(&head.hash)
-            ),
-        });
-    }
+    newest_matches_head(session, seq, &prev_hash, &head)?;
     let insert = tx
         .prepare("INSERT INTO wrepl_events(session, seq, block, json, hash) VALUES ($1, $2, $3, $4, $5)")
         .map_err(db)?;

@@ -348,17 +348,7 @@ fn append_in(
             (next, Some(block), hash.unwrap_or_default())
         }
     };
-    if head.events != seq || head.hash != prev_hash {
-        return Err(StoreError::Corrupt {
-            session: session.to_string(),
-            seq: Some(seq),
-            reason: format!(
-                "the newest stored event does not match the session's recorded head ({} events ending in {:?}, found {seq}); the log was truncated or altered",
-                head.events,
-                short_hash(&head.hash)
-            ),
-        });
-    }
+    newest_matches_head(session, seq, &prev_hash, &head)?;
     let mut stored = Vec::with_capacity(encoded.len());
     {
         let mut insert =
@@ -387,6 +377,24 @@ fn append_in(
         params![i64::try_from(seq).unwrap_or(i64::MAX), prev_hash, session],
     )?;
     Ok(stored)
+}
+
+/// An append continues the chain only when the newest stored event (the
+/// next `seq`, and `prev_hash`) is the session's recorded head: a log whose
+/// newest rows are gone is not extended.
+pub(super) fn newest_matches_head(session: &str, seq: u64, prev_hash: &str, head: &Head) -> Result<(), StoreError> {
+    if head.events == seq && head.hash == prev_hash {
+        return Ok(());
+    }
+    Err(StoreError::Corrupt {
+        session: session.to_string(),
+        seq: Some(seq),
+        reason: format!(
+            "the newest stored event does not match the session's recorded head ({} events ending in {:?}, found {seq}); the log was truncated or altered",
+            head.events,
+            short_hash(&head.hash)
+        ),
+    })
 }
 
 /// The first 12 bytes of a stored hash, for messages (a forged one may hold

@@ -254,6 +254,15 @@ impl Cursor {
     pub(crate) fn is_exhausted(&self) -> bool {
         self.events.is_empty()
     }
+
+    /// What replay observed, once the block ended (a recording not used up
+    /// is a divergence too).
+    pub(crate) fn observation(mut self) -> ReplayObservation {
+        if self.divergence.is_none() && !self.is_exhausted() {
+            self.diverge(None, "the block ended".into());
+        }
+        ReplayObservation { divergence: self.divergence, unknown: self.unknown }
+    }
 }
 
 /// Most boundary events recorded per evaluation (bounds the log's growth).
@@ -573,11 +582,7 @@ impl Deck for Replaying {
     }
 
     fn finish(self: Box<Self>) -> Option<ReplayObservation> {
-        let mut c = self.cursor;
-        if c.divergence.is_none() && !c.is_exhausted() {
-            c.diverge(None, "the block ended".into());
-        }
-        Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
+        Some(self.cursor.observation())
     }
 }
 
@@ -759,11 +764,7 @@ impl Deck for Continuing {
     }
 
     fn finish(self: Box<Self>) -> Option<ReplayObservation> {
-        let mut c = self.cursor;
-        if c.divergence.is_none() && !c.is_exhausted() {
-            c.diverge(None, "the block ended".into());
-        }
-        Some(ReplayObservation { divergence: c.divergence, unknown: c.unknown })
+        Some(self.cursor.observation())
     }
 }
 
