@@ -4,6 +4,7 @@
 #   scripts/pg-cluster.sh start DIR   create and start it in DIR (a unix
 #                                     socket in DIR, no TCP); prints its URL
 #   scripts/pg-cluster.sh stop DIR    stop it
+#   scripts/pg-cluster.sh resume DIR  start it again (after stop)
 #
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the
 # system user `wrepl-pg` (created if missing).
@@ -36,5 +37,10 @@ case $cmd in
   stop)
     as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
     ;;
-  *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+  resume)
+    dir=$(cd "$dir" && pwd)
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+      -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=200" start >&2
+    ;;
+  *) echo "usage: $0 start|stop|resume DIR" >&2; exit 2 ;;
 esac

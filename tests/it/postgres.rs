@@ -401,3 +401,31 @@ async fn a_fleet_survives_kills_without_repeating_or_losing_a_completed_call() {
         s.child.kill().await.unwrap();
     }
 }
+
+/// `scripts/pg-cluster.sh CMD DIR`; its output.
+fn pg_cluster(cmd: &str, dir: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-cluster.sh");
+    let out = std::process::Command::new("bash").arg(script).arg(cmd).arg(dir).output().unwrap();
+    assert!(out.status.success(), "pg-cluster.sh {cmd}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn the_store_connects_again_after_the_server_restarts() {
+    // A cluster of its own: this test stops it.
+    if cluster().is_none() {
+        return;
+    }
+    let dir = tempfile::Builder::new().prefix("wrepl-pg-restart").tempdir_in("/tmp").unwrap();
+    let url = pg_cluster("start", dir.path());
+    let store = PostgresStore::open(&url).unwrap();
+    store.append("r", &[(0, begin("a"))]).unwrap();
+    pg_cluster("stop", dir.path());
+    let e = store.append("r", &[(0, Event::Now { us: 1.0 })]).unwrap_err();
+    assert!(e.to_string().starts_with("postgres:"), "a clear error while the server is down: {e}");
+    pg_cluster("resume", dir.path());
+    store.append("r", &[(1, begin("b"))]).unwrap();
+    assert!(store.verify("r").unwrap().ok);
+    assert_eq!(store.head("r").unwrap().unwrap().events, 2, "the failed append wrote nothing");
+    pg_cluster("stop", dir.path());
+}

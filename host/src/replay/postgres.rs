@@ -149,6 +149,14 @@ impl PostgresStore {
                 }
                 let _ = ready_tx.send(Ok(()));
                 while let Ok(job) = jobs_rx.recv() {
+                    // A connection the server closed (a restart, a failover)
+                    // is opened again before the next job; if that fails,
+                    // the job fails on the closed one, with its error.
+                    if client.is_closed() {
+                        if let Ok(c) = config.connect(NoTls) {
+                            client = c;
+                        }
+                    }
                     job(&mut client);
                 }
             })
