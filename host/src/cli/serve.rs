@@ -32,6 +32,11 @@ pub(crate) struct ServeArgs {
     /// (http://127.0.0.1:PORT, http://localhost:PORT) always are.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origin: Vec<String>,
+    /// HTTP: also accept this Host header (a name, or name:port), e.g. the
+    /// name a load balancer uses; repeatable. Only loopback names are
+    /// accepted otherwise.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_host: Vec<String>,
     /// Tools, workspace and permissions.
     #[command(flatten)]
     policy: PolicyArgs,
@@ -75,6 +80,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         token_file,
         no_auth,
         allow_origin,
+        allow_host,
         policy,
         session,
         store,
@@ -98,10 +104,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Settle who may connect before anything else starts.
     let token_path = token_file.clone();
     let security = match http {
-        Some(addr) => Some(http_security(addr, token_file, no_auth, &allow_origin)?),
+        Some(addr) => {
+            let (mut security, source) = http_security(addr, token_file, no_auth, &allow_origin)?;
+            for host in &allow_host {
+                security = security.allow_host(host)?;
+            }
+            Some((security, source))
+        }
         None => {
-            if token_file.is_some() || no_auth || !allow_origin.is_empty() {
-                anyhow::bail!("--token-file, --no-auth and --allow-origin work with --http only");
+            if token_file.is_some() || no_auth || !allow_origin.is_empty() || !allow_host.is_empty() {
+                anyhow::bail!("--token-file, --no-auth, --allow-origin and --allow-host work with --http only");
             }
             None
         }

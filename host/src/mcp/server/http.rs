@@ -52,17 +52,19 @@ pub enum HttpAuth {
 pub struct HttpSecurity {
     auth: HttpAuth,
     origins: Vec<Origin>,
+    /// `Host` names (or `host:port`) accepted besides the loopback ones.
+    hosts: Vec<String>,
 }
 
 impl HttpSecurity {
     /// Requests must carry one of `tokens`.
     pub fn bearer(tokens: TokenSet) -> Self {
-        Self { auth: HttpAuth::Bearer(tokens), origins: Vec::new() }
+        Self { auth: HttpAuth::Bearer(tokens), origins: Vec::new(), hosts: Vec::new() }
     }
 
     /// No authentication: [`serve_http`] refuses it on a non-loopback address.
     pub fn no_auth() -> Self {
-        Self { auth: HttpAuth::Disabled, origins: Vec::new() }
+        Self { auth: HttpAuth::Disabled, origins: Vec::new(), hosts: Vec::new() }
     }
 
     /// Also accept requests from the browser origin `origin`
@@ -77,6 +79,23 @@ impl HttpSecurity {
             ))
         })?;
         self.origins.push(parsed);
+        Ok(self)
+    }
+
+    /// Also accept requests whose `Host` is `host` (a name, or
+    /// `name:port`), e.g. the name a load balancer forwards. Only loopback
+    /// names are accepted otherwise (against DNS rebinding).
+    pub fn allow_host(mut self, host: &str) -> Result<Self, ServeError> {
+        let h = host.trim();
+        let valid = !h.is_empty()
+            && h.len() <= 255
+            && h.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'));
+        if !valid {
+            return Err(ServeError::BadHost(format!(
+                "{host:?}: give a host name or address, optionally with :port (e.g. wrepl.internal)"
+            )));
+        }
+        self.hosts.push(h.to_ascii_lowercase());
         Ok(self)
     }
 
@@ -335,11 +354,13 @@ pub async fn serve_http(
     options.hub()?;
     let factory_options = options.clone();
     let manager = Arc::new(LocalSessionManager::default());
-    let service: StreamableHttpService<WreplServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(WreplServer::new(factory_options.clone())),
-        manager.clone(),
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
-    );
+    let service: StreamableHttpService<WreplServer, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(WreplServer::new(factory_options.clone())), manager.clone(), {
+            let config = StreamableHttpServerConfig::default();
+            let mut hosts = config.allowed_hosts.clone();
+            hosts.extend(security.hosts.iter().cloned());
+            config.with_allowed_hosts(hosts).with_cancellation_token(shutdown.child_token())
+        });
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     let mut origins = Origin::own(local.port(), local.ip());

@@ -100,6 +100,9 @@ pub enum ServeError {
     /// An `--allow-origin` value is not an origin.
     #[error("invalid origin {0}")]
     BadOrigin(String),
+    /// An `--allow-host` value is not a host.
+    #[error("invalid host {0}")]
+    BadHost(String),
     /// The server's tokens could not be obtained.
     #[error(transparent)]
     Auth(#[from] AuthError),
