@@ -472,41 +472,23 @@ async fn sessions_belong_to_the_token_that_created_them() {
 #[tokio::test]
 async fn a_foreign_host_is_refused_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
-    let get = |addr: &str, host: &str| {
-        let (addr, host) = (addr.to_string(), host.to_string());
-        async move {
-            crate::mcp_modern::raw_http(
-                &addr,
-                format!("GET /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
-            )
-            .await
-        }
+    let get = |addr: &str, host: &str, token: Option<&str>| {
+        let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        let request = format!("GET /mcp HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n");
+        let addr = addr.to_string();
+        async move { crate::mcp_modern::raw_http(&addr, request).await }
     };
     let mut s = crate::mcp_server::spawn_http(dir.path(), "127.0.0.1:0", &[], &[]).await.expect("serve");
-    let (status, body) = get(&s.addr, "wrepl.internal").await;
+    let (status, body) = get(&s.addr, "wrepl.internal", None).await;
     // Past the token check (a foreign Host with the right token is still refused).
     assert_eq!(status, 401, "{body}");
-    let token = s.token.clone().unwrap();
-    let (status, body) = crate::mcp_modern::raw_http(
-        &s.addr,
-        format!(
-            "GET /mcp HTTP/1.1\r\nHost: wrepl.internal\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-        ),
-    )
-    .await;
+    let (status, body) = get(&s.addr, "wrepl.internal", s.token.as_deref()).await;
     assert_eq!(status, 403, "{body}");
     s.child.kill().await.unwrap();
     let mut s = crate::mcp_server::spawn_http(dir.path(), "127.0.0.1:0", &["--allow-host", "wrepl.internal"], &[])
         .await
         .expect("serve");
-    let token = s.token.clone().unwrap();
-    let (status, body) = crate::mcp_modern::raw_http(
-        &s.addr,
-        format!(
-            "GET /mcp HTTP/1.1\r\nHost: wrepl.internal\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-        ),
-    )
-    .await;
+    let (status, body) = get(&s.addr, "wrepl.internal", s.token.as_deref()).await;
     assert_ne!(status, 403, "an allowed host passes: {body}");
     s.child.kill().await.unwrap();
     let bad = crate::mcp_server::spawn_http(dir.path(), "127.0.0.1:0", &["--allow-host", "a b"], &[]).await;

@@ -477,3 +477,49 @@ async fn metrics_count_evaluations_inner_calls_and_replays() {
     assert!(body.contains("wrepl_eval_duration_seconds_count 2"), "{body}");
     s.child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_endless_stdio_line_is_refused_without_holding_it() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .arg("serve")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // 320 MiB without a newline (five times the 64 MiB message limit), then the end of the line.
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..320 {
+        stdin.write_all(&chunk).await.unwrap();
+    }
+    stdin.write_all(b"\n").await.unwrap();
+    let line =
+        tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["error"]["code"], json!(-32700), "{line}");
+    assert!(line.contains("too long"), "{line}");
+    let init = json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    let line =
+        tokio::time::timeout(Duration::from_secs(60), out.next_line()).await.expect("an answer").unwrap().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], json!(3), "{line}");
+    // The server never held the line whole: its peak memory stays far below it.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(peak_kb < 300 * 1024, "peak RSS {peak_kb} kB for a 320 MiB line");
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+}

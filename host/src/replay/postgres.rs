@@ -331,6 +331,40 @@ fn read_lease(tx: &mut impl postgres::GenericClient, session: &str) -> Result<Op
     }))
 }
 
+/// Write `owner`'s lease row for `session`, now: only when there is none
+/// (`replace` false; the rows written, 0 or 1), or over any there is.
+fn put_lease(
+    c: &mut impl postgres::GenericClient,
+    session: &str,
+    owner: &LeaseOwner,
+    replace: bool,
+) -> Result<u64, StoreError> {
+    let conflict = if replace {
+        "DO UPDATE SET owner = $2, pid = $3, host = $4, boot_id = $5, start_ticks = $6, pid_ns = $7, \
+         since_ms = $8, heartbeat_ms = $8"
+    } else {
+        "DO NOTHING"
+    };
+    let sql = format!(
+        "INSERT INTO wrepl_leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (session) {conflict}"
+    );
+    c.execute(
+        &sql,
+        &[
+            &session,
+            &owner.id,
+            &i64::from(owner.pid),
+            &owner.host,
+            &owner.boot_id,
+            &(i64::try_from(owner.start_ticks).unwrap_or(0)),
+            &owner.pid_ns,
+            &(now_ms() as i64),
+        ],
+    )
+    .map_err(db)
+}
+
 fn log_version(tx: &mut impl postgres::GenericClient, session: &str) -> Result<Option<u32>, StoreError> {
     let row = tx.query_opt("SELECT log_version FROM wrepl_sessions WHERE name = $1", &[&session]).map_err(db)?;
     let Some(row) = row else { return Ok(None) };
@@ -535,23 +569,7 @@ impl LogStore for PostgresStore {
         // A free session (the usual case: leases are given back after
         // every call) in one round trip: the row is ours if we make it.
         let (s, o) = (session.to_string(), owner.clone());
-        let inserted = self.run(move |c| {
-            c.execute(
-                "INSERT INTO wrepl_leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (session) DO NOTHING",
-                &[
-                    &s,
-                    &o.id,
-                    &i64::from(o.pid),
-                    &o.host,
-                    &o.boot_id,
-                    &(i64::try_from(o.start_ticks).unwrap_or(0)),
-                    &o.pid_ns,
-                    &(now_ms() as i64),
-                ],
-            )
-            .map_err(db)
-        })?;
+        let inserted = self.run(move |c| put_lease(c, &s, &o, false))?;
         if inserted == 1 {
             return Ok(LeaseTaken::Free);
         }
@@ -564,24 +582,7 @@ impl LogStore for PostgresStore {
                     Some(reason) => LeaseTaken::TakenOver { holder, reason: reason.to_string() },
                 },
             };
-            let now = now_ms() as i64;
-            tx.execute(
-                "INSERT INTO wrepl_leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-                 ON CONFLICT (session) DO UPDATE SET owner = $2, pid = $3, host = $4, boot_id = $5, start_ticks = $6,
-                     pid_ns = $7, since_ms = $8, heartbeat_ms = $8",
-                &[
-                    &s,
-                    &owner.id,
-                    &i64::from(owner.pid),
-                    &owner.host,
-                    &owner.boot_id,
-                    &(i64::try_from(owner.start_ticks).unwrap_or(0)),
-                    &owner.pid_ns,
-                    &now,
-                ],
-            )
-            .map_err(db)?;
+            put_lease(tx, s, &owner, true)?;
             Ok(taken)
         })
     }

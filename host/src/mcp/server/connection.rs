@@ -210,22 +210,7 @@ pub(super) async fn serve_call(
             opts.continues = Some(crate::repl::Resumption { block, waiting: retry.pending.waiting.clone() });
         }
     }
-    if hub.store.shared() {
-        // A warm context whose lease was given back: take it again, and
-        // rebuild from the log if another server wrote since.
-        if let Some(m) = state.as_mut() {
-            if let Some(repl) = m.live_mut(MAIN) {
-                match repl.reacquire_lease(Some(SHARED_LEASE_WAIT)).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        m.remove(MAIN);
-                        ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-    }
+    reclaim(hub, ctx, &mut state).await?;
     *lock(&ctx.link) = Some(link);
     let outcome = run_call(options, ctx, &mut state, call, opts).await;
     let served = match outcome {
@@ -247,17 +232,7 @@ pub(super) async fn serve_call(
     };
     let link = lock(&ctx.link).take();
     let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
-    if hub.store.shared() {
-        // Another server may continue this context next: give its lease
-        // back, keeping the context warm (the next call here takes the
-        // lease again and keeps it only if nobody wrote since).
-        if let Some(m) = state.as_mut() {
-            let released = m.live_mut(MAIN).map(|r| r.release_lease());
-            if let Some(Err(_)) = released {
-                m.remove(MAIN);
-            }
-        }
-    }
+    give_back(hub, &mut state);
     drop(state);
     ctx.flush_progress().await;
     if let Some(now) = tools_now {
@@ -269,6 +244,36 @@ pub(super) async fn serve_call(
         }
     }
     served
+}
+
+/// On a shared store, a warm context whose lease was given back takes it
+/// again (waiting for another server that holds it), and is dropped to be
+/// rebuilt from the log when another server wrote since. Elsewhere nothing.
+pub(super) async fn reclaim(hub: &Hub, ctx: &Ctx, state: &mut Option<ContextManager>) -> Result<(), ReplError> {
+    if !hub.store.shared() {
+        return Ok(());
+    }
+    let Some(m) = state.as_mut() else { return Ok(()) };
+    let Some(repl) = m.live_mut(MAIN) else { return Ok(()) };
+    if !repl.reacquire_lease(Some(SHARED_LEASE_WAIT)).await? {
+        m.remove(MAIN);
+        ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// On a shared store, give the live context's lease back so that another
+/// server may continue it next, keeping the context warm (a context whose
+/// lease cannot be given back cleanly is dropped). Elsewhere nothing.
+pub(super) fn give_back(hub: &Hub, state: &mut Option<ContextManager>) {
+    if !hub.store.shared() {
+        return;
+    }
+    if let Some(m) = state.as_mut() {
+        if let Some(Err(_)) = m.live_mut(MAIN).map(|r| r.release_lease()) {
+            m.remove(MAIN);
+        }
+    }
 }
 
 /// A retry must come from the same call, for the same context, with the

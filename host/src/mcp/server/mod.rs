@@ -450,32 +450,17 @@ impl WreplServer {
                 // it, or it was evicted), or whose warm copy is stale (on a
                 // shared store, another server wrote since), comes back by
                 // replay, with its tools.
-                let shared = self.conn.options.store.as_ref().is_some_and(|s| s.shared());
                 let mut state = ctx.state.lock().await;
-                if shared {
-                    if let Some(m) = state.as_mut() {
-                        let current = match m.live_mut(MAIN) {
-                            Some(repl) => {
-                                matches!(repl.reacquire_lease(Some(connection::SHARED_LEASE_WAIT)).await, Ok(true))
-                            }
-                            None => true,
-                        };
-                        if !current {
-                            m.remove(MAIN);
-                            ctx.released.store(true, std::sync::atomic::Ordering::SeqCst);
-                        }
-                    }
-                }
-                if let Err(e) = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await {
+                let rebuilt = match connection::reclaim(hub, &ctx, &mut state).await {
+                    Ok(()) => connection::ensure_repl(&self.conn.options, &ctx, &mut state).await.map(|_| ()),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = rebuilt {
                     return Ok(input_error(format!("wrepl: {e}")).into());
                 }
                 known = lock(&ctx.registered).iter().any(|t| t.name == reg);
-                if shared {
-                    // The call itself takes the lease again when it runs.
-                    if let Some(repl) = state.as_mut().and_then(|m| m.live_mut(MAIN)) {
-                        let _ = repl.release_lease();
-                    }
-                }
+                // The call itself takes the lease again when it runs.
+                connection::give_back(hub, &mut state);
             }
             if !known {
                 return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
@@ -638,11 +623,9 @@ impl WreplServer {
             if restored && self.check_owner(context).is_ok() {
                 if let Ok(ctx) = self.conn.default_context() {
                     let mut state = ctx.state.lock().await;
-                    if let Ok(repl) = connection::ensure_repl(&self.conn.options, &ctx, &mut state).await {
-                        if hub.store.shared() {
-                            // Listing is no call: give the lease back at once.
-                            let _ = repl.release_lease();
-                        }
+                    if connection::ensure_repl(&self.conn.options, &ctx, &mut state).await.is_ok() {
+                        // Listing is no call: give the lease back at once.
+                        connection::give_back(hub, &mut state);
                     }
                 }
             }
@@ -791,11 +774,28 @@ where
                 let why = if line.len() > MAX_STDIO_LINE { "the message is too long" } else { "the line is not JSON" };
                 let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {why}")}});
                 let _ = errors_tx.send(e.to_string());
+                let unfinished = line.len() > MAX_STDIO_LINE && !line.ends_with(b"\n");
                 if line.len() > MAX_STDIO_LINE {
-                    // Skip the rest of the overlong line.
-                    let mut rest = Vec::new();
-                    if lines.read_until(b'\n', &mut rest).await.is_err() {
-                        break;
+                    // Give back the buffer the overlong line grew.
+                    line = Vec::new();
+                }
+                if unfinished {
+                    // Skip the rest of the overlong line, a buffer at a
+                    // time: it is never held whole.
+                    while let Ok(buf) = lines.fill_buf().await {
+                        if buf.is_empty() {
+                            break;
+                        }
+                        match buf.iter().position(|&b| b == b'\n') {
+                            Some(i) => {
+                                lines.consume(i + 1);
+                                break;
+                            }
+                            None => {
+                                let n = buf.len();
+                                lines.consume(n);
+                            }
+                        }
                     }
                 }
                 continue;
