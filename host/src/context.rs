@@ -142,6 +142,12 @@ impl ContextManager {
         self.contexts.get_mut(key).map(|l| &mut l.repl)
     }
 
+    /// The linear memory of every live context's guest, in bytes (a
+    /// guest's memory never shrinks, so this is what it holds).
+    pub fn memory_bytes(&self) -> u64 {
+        self.contexts.values().map(|l| l.repl.peak_memory() as u64).sum()
+    }
+
     /// Keys with a live context.
     pub fn keys(&self) -> Vec<String> {
         self.contexts.keys().cloned().collect()

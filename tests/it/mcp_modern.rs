@@ -523,3 +523,41 @@ async fn an_endless_stdio_line_is_refused_without_holding_it() {
     drop(stdin);
     let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
 }
+
+#[tokio::test]
+async fn past_the_memory_bound_the_least_recently_used_context_goes_and_comes_back_by_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    // 48 MiB for all live contexts: one holding a 25 MB string fits, two do not.
+    let mut s = server(dir.path(), &["--max-context-memory", "48", "--metrics", "127.0.0.1:0"]).await;
+    let t = token(dir.path());
+    let addr = s
+        .stderr
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|l| l.strip_prefix("wrepl: metrics at http://").map(|r| r.trim_end_matches("/metrics").to_string()))
+        .expect("the metrics address is printed");
+    let replays = || async {
+        let (_, body) =
+            raw_http(&addr, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".to_string()).await;
+        body.lines().find_map(|l| l.strip_prefix("wrepl_replays_total ")).map(|v| v.trim().to_string())
+    };
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let big = "globalThis.big = 'ab'.repeat(12_500_000); big.length";
+    let r = call(&c, "repl", json!({"code": big})).await;
+    assert_eq!(structured(&r)["result"], json!(25_000_000), "{}", text(&r));
+    let first = structured(&r)["context"].as_str().unwrap().to_string();
+    // Within the bound, the context stays live: no replay.
+    let r = call(&c, "repl", json!({"code": "big.length", "context": first})).await;
+    assert_eq!(structured(&r)["result"], json!(25_000_000), "{}", text(&r));
+    assert_eq!(replays().await.as_deref(), Some("0"));
+    // A second one like it: the first, least recently used, goes...
+    let r = call(&c, "repl", json!({"code": big})).await;
+    let second = structured(&r)["context"].as_str().unwrap().to_string();
+    assert_ne!(first, second);
+    // ...and comes back by replay when its handle is used, with its state.
+    let r = call(&c, "repl", json!({"code": "big.slice(0, 4) + big.length", "context": first})).await;
+    assert_eq!(structured(&r)["result"], json!("abab25000000"), "{}", text(&r));
+    assert_eq!(replays().await.as_deref(), Some("1"), "the first context was rebuilt once");
+    s.child.kill().await.unwrap();
+}

@@ -57,6 +57,16 @@ pub(crate) struct ServeArgs {
     /// the store).
     #[arg(long, value_name = "SECONDS", default_value_t = wrepl::mcp::server::DEFAULT_CONTEXT_TTL.as_secs())]
     context_ttl: u64,
+    /// At most this many REPL contexts stay live (HTTP); past it, the
+    /// least recently used idle ones are dropped and come back by replay
+    /// when their handle is used again.
+    #[arg(long, value_name = "N", default_value_t = wrepl::mcp::server::MAX_LIVE_CONTEXTS)]
+    max_contexts: usize,
+    /// At most this much guest memory in all live REPL contexts together,
+    /// in MiB; past it, the least recently used idle ones are dropped (and
+    /// come back by replay when used again).
+    #[arg(long, value_name = "MIB", default_value_t = wrepl::mcp::server::DEFAULT_MAX_LIVE_MEMORY >> 20)]
+    max_context_memory: u64,
     /// The key that seals context handles and request states (a file of at
     /// least 32 bytes, mode 0600). Servers sharing a store share its key
     /// by default; give one to share it otherwise.
@@ -88,12 +98,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         no_repl,
         text_cap,
         context_ttl,
+        max_contexts,
+        max_context_memory,
         state_key_file,
         metrics,
     } = args;
     if context_ttl == 0 {
         anyhow::bail!("--context-ttl must be at least 1 second");
     }
+    if max_contexts == 0 || max_context_memory == 0 {
+        anyhow::bail!("--max-contexts and --max-context-memory must be at least 1");
+    }
+    let live_limits = wrepl::mcp::server::LiveLimits {
+        contexts: max_contexts,
+        memory: max_context_memory.checked_mul(1 << 20).unwrap_or(u64::MAX),
+    };
     let state_key = match &state_key_file {
         Some(path) => Some(read_state_key(path)?),
         None => None,
@@ -139,6 +158,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.async_mode = async_mode;
     options.repl_enabled = !no_repl;
     options.context_ttl = std::time::Duration::from_secs(context_ttl);
+    options.live_limits = live_limits;
     options.state_key = state_key;
     let options = Arc::new(options);
     let metrics_stop = tokio_util::sync::CancellationToken::new();

@@ -554,11 +554,12 @@ impl Repl {
         let Some(sess) = self.session.as_mut() else { return Ok(true) };
         let Some(left) = sess.released_head.clone() else { return Ok(true) };
         let (store, name) = (sess.store.clone(), sess.name.clone());
-        let (lease, taken) = match tokio::task::spawn_blocking(move || Lease::acquire(store, &name, wait)).await {
-            Ok(r) => r?,
-            Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
-        };
-        let head = sess.store.head(&sess.name)?.map(|h| h.hash).unwrap_or_default();
+        let (lease, taken, head) =
+            match tokio::task::spawn_blocking(move || Lease::acquire_with_head(store, &name, wait)).await {
+                Ok(r) => r?,
+                Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
+            };
+        let head = head.map(|h| h.hash).unwrap_or_default();
         sess.recorder.hold(lease);
         sess.released_head = None;
         Ok(matches!(taken, LeaseTaken::Free) && head == left)

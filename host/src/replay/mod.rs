@@ -6,6 +6,7 @@
 
 mod chain;
 pub mod log;
+mod pg_tls;
 pub mod player;
 mod postgres;
 pub(crate) mod recorder;

@@ -2,19 +2,22 @@
 //! sessions: the same schema version, hash chain, head and leases as
 //! SQLite (the chain and its checks are shared code).
 //!
-//! The store runs its own thread with one connection (the synchronous
-//! `postgres` client), so it can be called from anywhere, a tokio worker
+//! The store runs its connections on threads of their own (the synchronous
+//! `postgres` client; one to start with, more while all are busy, up to
+//! [`MAX_CONNECTIONS`]), so it can be called from anywhere, a tokio worker
 //! included, exactly like the SQLite store. Every write is one transaction
 //! that first takes the session's transaction-level advisory lock, so that
 //! writers of one session on different servers are serialized; the schema
 //! is created (or checked) at open under a global advisory lock, so that
 //! servers starting together do not race.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::types::Type;
+use postgres::{Client, Transaction};
 
 use super::chain::link_hash;
 use super::log::{Event, StoredEvent, LOG_VERSION};
@@ -56,7 +59,7 @@ const CREATE: &str = "
     CREATE TABLE IF NOT EXISTS wrepl_activity(session TEXT PRIMARY KEY, at_ms BIGINT NOT NULL);
     CREATE OR REPLACE FUNCTION wrepl_append_leased(
         p_session TEXT, p_owner TEXT, p_head_events BIGINT, p_head_hash TEXT,
-        p_seqs BIGINT[], p_blocks BIGINT[], p_jsons TEXT[], p_hashes TEXT[]) RETURNS TEXT AS $$
+        p_seqs BIGINT[], p_blocks BIGINT[], p_jsons TEXT[], p_hashes TEXT[], p_release BOOLEAN) RETURNS TEXT AS $$
     DECLARE
         cur_owner TEXT;
         h_events BIGINT;
@@ -74,19 +77,133 @@ const CREATE: &str = "
             OR last_hash IS DISTINCT FROM h_hash)) THEN
             RETURN 'head';
         END IF;
-        INSERT INTO wrepl_events(session, seq, block, json, hash)
-            SELECT p_session, e.seq, e.block, e.json, e.hash FROM unnest(p_seqs, p_blocks, p_jsons, p_hashes) AS e(seq, block, json, hash);
-        UPDATE wrepl_sessions SET head_events = p_head_events + cardinality(p_seqs),
-            head_hash = p_hashes[cardinality(p_hashes)] WHERE name = p_session;
+        IF cardinality(p_seqs) > 0 THEN
+            INSERT INTO wrepl_events(session, seq, block, json, hash)
+                SELECT p_session, e.seq, e.block, e.json, e.hash
+                FROM unnest(p_seqs, p_blocks, p_jsons, p_hashes) AS e(seq, block, json, hash);
+            UPDATE wrepl_sessions SET head_events = p_head_events + cardinality(p_seqs),
+                head_hash = p_hashes[cardinality(p_hashes)] WHERE name = p_session;
+        END IF;
+        IF p_release THEN
+            DELETE FROM wrepl_leases WHERE session = p_session AND owner = p_owner;
+        END IF;
         RETURN 'ok';
+    END $$ LANGUAGE plpgsql;
+    CREATE OR REPLACE FUNCTION wrepl_take_lease(
+        p_session TEXT, p_owner TEXT, p_pid BIGINT, p_host TEXT, p_boot_id TEXT, p_start_ticks BIGINT,
+        p_pid_ns TEXT, p_now BIGINT, OUT taken BOOLEAN, OUT h_events BIGINT, OUT h_hash TEXT) AS $$
+    BEGIN
+        INSERT INTO wrepl_leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms)
+            VALUES (p_session, p_owner, p_pid, p_host, p_boot_id, p_start_ticks, p_pid_ns, p_now, p_now)
+            ON CONFLICT (session) DO NOTHING;
+        taken := FOUND;
+        -- A statement of its own, so its snapshot sees whatever the
+        -- lease's previous holder committed before giving it back.
+        SELECT s.head_events, s.head_hash INTO h_events, h_hash FROM wrepl_sessions s WHERE s.name = p_session;
+    END $$ LANGUAGE plpgsql;
+    CREATE OR REPLACE FUNCTION wrepl_release_lease(p_session TEXT, p_owner TEXT,
+        OUT h_events BIGINT, OUT h_hash TEXT) AS $$
+    BEGIN
+        DELETE FROM wrepl_leases WHERE session = p_session AND owner = p_owner;
+        SELECT s.head_events, s.head_hash INTO h_events, h_hash FROM wrepl_sessions s WHERE s.name = p_session;
     END $$ LANGUAGE plpgsql;";
 
 type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+/// At most this many connections per store: opened one at a time, when
+/// every open one is busy (an idle server holds one).
+pub const MAX_CONNECTIONS: usize = 8;
+
+/// A connection unused for this long is checked (one round trip) before
+/// its next job, so that one the server closed meanwhile is replaced.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// The connections: each a thread taking jobs from one queue.
+struct Pool {
+    target: super::pg_tls::Target,
+    jobs: Mutex<mpsc::Receiver<Job>>,
+    /// Threads waiting for a job.
+    idle: AtomicUsize,
+    /// Threads running (each with its connection).
+    workers: AtomicUsize,
+    /// How many times a job found its connection closed.
+    failures: AtomicU64,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("workers", &self.workers.load(Ordering::Relaxed)).finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// One connection's thread: jobs until the store is dropped.
+    fn work(&self, mut client: Client) {
+        let mut last_used = std::time::Instant::now();
+        let mut seen = self.failures.load(Ordering::SeqCst);
+        loop {
+            self.idle.fetch_add(1, Ordering::SeqCst);
+            let job = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
+            self.idle.fetch_sub(1, Ordering::SeqCst);
+            let Ok(job) = job else { break };
+            // A connection the server closed (a restart, a failover) is
+            // opened again before the next job: one a job found closed; and
+            // one that does not answer a check (one round trip), made when
+            // it idled for a while or when a job on another connection
+            // found that one closed (the server went away for all). If
+            // opening fails, the job fails on the closed one, with its
+            // error.
+            let epoch = self.failures.load(Ordering::SeqCst);
+            let check = epoch != seen || last_used.elapsed() >= IDLE_CHECK;
+            seen = epoch;
+            if client.is_closed() || (check && client.is_valid(Duration::from_secs(5)).is_err()) {
+                if let Ok(c) = self.target.connect() {
+                    client = c;
+                }
+            }
+            job(&mut client);
+            if client.is_closed() {
+                seen = self.failures.fetch_add(1, Ordering::SeqCst) + 1;
+            }
+            last_used = std::time::Instant::now();
+        }
+        self.workers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// A job was queued: open another connection when none is free and
+    /// there are fewer than [`MAX_CONNECTIONS`]. (Meanwhile the job goes to
+    /// whichever connection is free first.)
+    fn grow(self: &Arc<Self>) {
+        if self.idle.load(Ordering::SeqCst) > 0 {
+            return;
+        }
+        let n = self.workers.load(Ordering::SeqCst);
+        if n >= MAX_CONNECTIONS || self.workers.compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst).is_err()
+        {
+            return;
+        }
+        let pool = self.clone();
+        let spawned = std::thread::Builder::new().name("wrepl-postgres".into()).spawn(move || {
+            match pool.target.connect() {
+                Ok(client) => pool.work(client),
+                // The server may be at its connection limit: the open
+                // connections carry on.
+                Err(_) => {
+                    pool.workers.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        });
+        if spawned.is_err() {
+            self.workers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
 
 /// [`LogStore`] on a PostgreSQL database.
 #[derive(Debug)]
 pub struct PostgresStore {
     jobs: Mutex<mpsc::Sender<Job>>,
+    pool: Arc<Pool>,
     /// Per session this writer appended to: the head it left (event count,
     /// hash) and the newest block, so that the next leased append is one
     /// round trip (the database checks that nothing moved).
@@ -109,63 +226,68 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// A connection error, with what to do when it is the server's certificate.
+fn connect_error(e: &postgres::Error) -> String {
+    let mut text = super::pg_tls::chain(e);
+    if text.contains("certificate") || text.contains("CertificateError") {
+        text.push_str(
+            " (wrepl verifies the server's certificate: name its CA with sslrootcert=FILE, or connect over a unix \
+             socket or with sslmode=disable on a network you trust)",
+        );
+    }
+    text
+}
+
 fn db(e: postgres::Error) -> StoreError {
-    StoreError::Postgres(e.to_string())
+    StoreError::Postgres(super::pg_tls::chain(&e))
 }
 
 impl PostgresStore {
     /// Connect to `url` (`postgres://…` or `postgresql://…`; a unix socket
-    /// with `?host=/dir`) and create or check the schema. A URL that asks
-    /// for TLS (`sslmode=require`, `verify-ca`, `verify-full`) is refused:
-    /// this build connects without TLS, so use a unix socket or a loopback
-    /// or otherwise protected network.
+    /// with `?host=/dir`) and create or check the schema. TLS is used as
+    /// the URL's `sslmode` asks, always verifying the server's certificate
+    /// (against `sslrootcert=FILE`, or the system's roots): see `pg_tls`.
     pub fn open(url: &str) -> Result<Self, StoreError> {
         let shown = redact(url);
-        let lower = url.to_ascii_lowercase();
-        if ["sslmode=require", "sslmode=verify-ca", "sslmode=verify-full"].iter().any(|m| lower.contains(m)) {
-            return Err(StoreError::Postgres(format!(
-                "{shown}: this build of wrepl connects to PostgreSQL without TLS; use a unix socket (?host=/dir) or \
-                 a protected network, and sslmode=disable or prefer"
-            )));
-        }
-        let config: postgres::Config =
-            url.parse().map_err(|e: postgres::Error| StoreError::Postgres(format!("{shown}: {e}")))?;
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), StoreError>>();
+        let target = super::pg_tls::parse(url, &shown)?;
         let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
-        let thread_shown = shown.clone();
+        let pool = Arc::new(Pool {
+            target,
+            jobs: Mutex::new(jobs_rx),
+            idle: AtomicUsize::new(0),
+            workers: AtomicUsize::new(1),
+            failures: AtomicU64::new(0),
+        });
+        // The first connection is opened (on its thread: the client must
+        // not run inside the caller's runtime) before this returns, so that
+        // a bad URL, a refused certificate or a schema of another version
+        // fails the open.
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), StoreError>>();
+        let (p, thread_shown) = (pool.clone(), shown.clone());
         std::thread::Builder::new()
             .name("wrepl-postgres".into())
             .spawn(move || {
-                let mut client = match config.connect(NoTls) {
+                let opened = p
+                    .target
+                    .connect()
+                    .map_err(|e| StoreError::Postgres(format!("{thread_shown}: {}", connect_error(&e))));
+                let mut client = match opened {
                     Ok(c) => c,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(StoreError::Postgres(format!("{thread_shown}: {e}"))));
-                        return;
-                    }
+                    Err(e) => return drop(ready_tx.send(Err(e))),
                 };
                 if let Err(e) = setup(&mut client) {
-                    let _ = ready_tx.send(Err(e));
-                    return;
+                    return drop(ready_tx.send(Err(e)));
                 }
                 let _ = ready_tx.send(Ok(()));
-                while let Ok(job) = jobs_rx.recv() {
-                    // A connection the server closed (a restart, a failover)
-                    // is opened again before the next job; if that fails,
-                    // the job fails on the closed one, with its error.
-                    if client.is_closed() {
-                        if let Ok(c) = config.connect(NoTls) {
-                            client = c;
-                        }
-                    }
-                    job(&mut client);
-                }
+                p.work(client);
             })
             .map_err(StoreError::Io)?;
         ready_rx.recv().map_err(|_| StoreError::Postgres(format!("{shown}: the connection thread ended")))??;
-        Ok(Self { jobs: Mutex::new(jobs_tx), heads: Mutex::new(Default::default()), shown })
+        Ok(Self { jobs: Mutex::new(jobs_tx), pool, heads: Mutex::new(Default::default()), shown })
     }
 
-    /// Run `f` on the connection's thread and wait for its answer.
+    /// Run `f` on a connection's thread and wait for its answer. When no
+    /// connection is free, another is opened (up to [`MAX_CONNECTIONS`]).
     fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Client) -> Result<T, StoreError> + Send + 'static,
@@ -176,9 +298,10 @@ impl PostgresStore {
         });
         let sent = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).send(job);
         if sent.is_err() {
-            return Err(StoreError::Postgres(format!("{}: the connection thread ended", self.shown)));
+            return Err(StoreError::Postgres(format!("{}: the connection threads ended", self.shown)));
         }
-        rx.recv().map_err(|_| StoreError::Postgres(format!("{}: the connection thread ended", self.shown)))?
+        self.pool.grow();
+        rx.recv().map_err(|_| StoreError::Postgres(format!("{}: the connection threads ended", self.shown)))?
     }
 
     /// Run `f` in a transaction holding `session`'s advisory lock.
@@ -206,15 +329,19 @@ impl PostgresStore {
     /// A leased append in one round trip, from the head this writer left:
     /// `None` when it cannot be (nothing known, or the database says the
     /// lease or the head moved): then the full transaction decides.
+    /// With `release`, the lease is given back in the same transaction.
     fn append_fast(
         &self,
         session: &str,
         owner_id: &str,
         encoded: &[(u64, String, Event)],
+        release: bool,
     ) -> Result<Option<Vec<StoredEvent>>, StoreError> {
         let known = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned();
         let Some((events, head_hash, last_block)) = known else { return Ok(None) };
-        if encoded.is_empty() || encoded.iter().any(|(b, ..)| *b < last_block || i64::try_from(*b).is_err()) {
+        if (encoded.is_empty() && !release)
+            || encoded.iter().any(|(b, ..)| *b < last_block || i64::try_from(*b).is_err())
+        {
             return Ok(None);
         }
         let (mut prev, mut seq) = (head_hash.clone(), events);
@@ -238,9 +365,19 @@ impl PostgresStore {
         let (s, o, h) = (session.to_string(), owner_id.to_string(), head_hash);
         let verdict = self.run(move |c| {
             let row = c
-                .query_one(
-                    "SELECT wrepl_append_leased($1, $2, $3, $4, $5, $6, $7, $8)",
-                    &[&s, &o, &(events as i64), &h, &seqs, &blocks, &jsons, &hashes],
+                .query_typed_one(
+                    "SELECT wrepl_append_leased($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                    &[
+                        (&s, Type::TEXT),
+                        (&o, Type::TEXT),
+                        (&(events as i64), Type::INT8),
+                        (&h, Type::TEXT),
+                        (&seqs, Type::INT8_ARRAY),
+                        (&blocks, Type::INT8_ARRAY),
+                        (&jsons, Type::TEXT_ARRAY),
+                        (&hashes, Type::TEXT_ARRAY),
+                        (&release, Type::BOOL),
+                    ],
                 )
                 .map_err(db)?;
             Ok(row.get::<_, String>(0))
@@ -308,6 +445,16 @@ fn read_head(tx: &mut impl postgres::GenericClient, session: &str) -> Result<Opt
     let row =
         tx.query_opt("SELECT head_events, head_hash FROM wrepl_sessions WHERE name = $1", &[&session]).map_err(db)?;
     row.map(|r| Ok(Head { events: to_u64(r.get(0), session, None, "head event count")?, hash: r.get(1) })).transpose()
+}
+
+/// A head read as nullable columns (a session that does not exist: none).
+fn head_of(session: &str, events: Option<i64>, hash: Option<String>) -> Result<Option<Head>, StoreError> {
+    match (events, hash) {
+        (Some(events), Some(hash)) => {
+            Ok(Some(Head { events: to_u64(events, session, None, "head event count")?, hash }))
+        }
+        _ => Ok(None),
+    }
 }
 
 type LeaseRow = (String, LeaseHolder, LeaseOwner);
@@ -454,7 +601,7 @@ impl LogStore for PostgresStore {
     ) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
         let encoded = owned(events)?;
-        if let Some(stored) = self.append_fast(session, owner_id, &encoded)? {
+        if let Some(stored) = self.append_fast(session, owner_id, &encoded, false)? {
             return Ok(stored);
         }
         let owner = owner_id.to_string();
@@ -560,7 +707,86 @@ impl LogStore for PostgresStore {
     fn head(&self, session: &str) -> Result<Option<Head>, StoreError> {
         validate_session_name(session)?;
         let session = session.to_string();
-        self.run(move |c| read_head(c, &session))
+        self.run(move |c| {
+            let row = c
+                .query_typed_opt(
+                    "SELECT head_events, head_hash FROM wrepl_sessions WHERE name = $1",
+                    &[(&session, Type::TEXT)],
+                )
+                .map_err(db)?;
+            row.map(|r| head_of(&session, r.get(0), r.get(1))).transpose().map(Option::flatten)
+        })
+    }
+
+    fn acquire_lease_and_head(
+        &self,
+        session: &str,
+        owner: &LeaseOwner,
+        ttl: Duration,
+    ) -> Result<(LeaseTaken, Option<Head>), StoreError> {
+        validate_session_name(session)?;
+        // A free session (the usual case) in one round trip: the lease
+        // row is ours if we make it, and the head is read after.
+        let (s, o) = (session.to_string(), owner.clone());
+        let (taken, head) = self.run(move |c| {
+            let r = c
+                .query_typed_one(
+                    "SELECT taken, h_events, h_hash FROM wrepl_take_lease($1, $2, $3, $4, $5, $6, $7, $8)",
+                    &[
+                        (&s, Type::TEXT),
+                        (&o.id, Type::TEXT),
+                        (&i64::from(o.pid), Type::INT8),
+                        (&o.host, Type::TEXT),
+                        (&o.boot_id, Type::TEXT),
+                        (&(i64::try_from(o.start_ticks).unwrap_or(0)), Type::INT8),
+                        (&o.pid_ns, Type::TEXT),
+                        (&(now_ms() as i64), Type::INT8),
+                    ],
+                )
+                .map_err(db)?;
+            Ok((r.get::<_, bool>(0), head_of(&s, r.get(1), r.get(2))?))
+        })?;
+        if taken {
+            return Ok((LeaseTaken::Free, head));
+        }
+        let taken = self.acquire_lease(session, owner, ttl)?;
+        Ok((taken, self.head(session)?))
+    }
+
+    fn append_and_release(
+        &self,
+        session: &str,
+        owner_id: &str,
+        events: &[(u64, Event)],
+    ) -> Result<Option<Head>, StoreError> {
+        validate_session_name(session)?;
+        let encoded = owned(events)?;
+        // Where this writer knows the head: the events and the lease in
+        // one round trip.
+        let written = match self.append_fast(session, owner_id, &encoded, true) {
+            Ok(Some(_)) => {
+                let known = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned();
+                if let Some((events, hash, _)) = known {
+                    return Ok(Some(Head { events, hash }));
+                }
+                return self.head(session);
+            }
+            Ok(None) if encoded.is_empty() => Ok(()),
+            Ok(None) => self.append_leased(session, owner_id, events).map(drop),
+            Err(e) => Err(e),
+        };
+        let (s, o) = (session.to_string(), owner_id.to_string());
+        let released = self.run(move |c| {
+            let r = c
+                .query_typed_one(
+                    "SELECT h_events, h_hash FROM wrepl_release_lease($1, $2)",
+                    &[(&s, Type::TEXT), (&o, Type::TEXT)],
+                )
+                .map_err(db)?;
+            head_of(&s, r.get(0), r.get(1))
+        });
+        written?;
+        released
     }
 
     fn acquire_lease(&self, session: &str, owner: &LeaseOwner, ttl: Duration) -> Result<LeaseTaken, StoreError> {
@@ -590,13 +816,13 @@ impl LogStore for PostgresStore {
     fn renew_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
         let (s, owner_id) = (session.to_string(), owner_id.to_string());
         self.run(move |c| {
-            let n = c
-                .execute(
-                    "UPDATE wrepl_leases SET heartbeat_ms = $1 WHERE session = $2 AND owner = $3",
-                    &[&(now_ms() as i64), &s, &owner_id],
+            let renewed = c
+                .query_typed(
+                    "UPDATE wrepl_leases SET heartbeat_ms = $1 WHERE session = $2 AND owner = $3 RETURNING 1",
+                    &[(&(now_ms() as i64), Type::INT8), (&s, Type::TEXT), (&owner_id, Type::TEXT)],
                 )
                 .map_err(db)?;
-            if n == 1 {
+            if renewed.len() == 1 {
                 return Ok(());
             }
             Err(lease_lost(&s, read_lease(c, &s)?))
@@ -606,7 +832,11 @@ impl LogStore for PostgresStore {
     fn release_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
         let (s, owner_id) = (session.to_string(), owner_id.to_string());
         self.run(move |c| {
-            c.execute("DELETE FROM wrepl_leases WHERE session = $1 AND owner = $2", &[&s, &owner_id]).map_err(db)?;
+            c.query_typed(
+                "DELETE FROM wrepl_leases WHERE session = $1 AND owner = $2",
+                &[(&s, Type::TEXT), (&owner_id, Type::TEXT)],
+            )
+            .map_err(db)?;
             Ok(())
         })
     }
@@ -686,10 +916,10 @@ impl LogStore for PostgresStore {
         validate_session_name(session)?;
         let session = session.to_string();
         self.run(move |c| {
-            c.execute(
+            c.query_typed(
                 "INSERT INTO wrepl_activity(session, at_ms) VALUES ($1, $2)
                  ON CONFLICT (session) DO UPDATE SET at_ms = GREATEST(wrepl_activity.at_ms, EXCLUDED.at_ms)",
-                &[&session, &(at_ms as i64)],
+                &[(&session, Type::TEXT), (&(at_ms as i64), Type::INT8)],
             )
             .map_err(db)?;
             Ok(())
@@ -699,7 +929,9 @@ impl LogStore for PostgresStore {
     fn touched(&self, session: &str) -> Result<Option<u64>, StoreError> {
         let session = session.to_string();
         self.run(move |c| {
-            let row = c.query_opt("SELECT at_ms FROM wrepl_activity WHERE session = $1", &[&session]).map_err(db)?;
+            let row = c
+                .query_typed_opt("SELECT at_ms FROM wrepl_activity WHERE session = $1", &[(&session, Type::TEXT)])
+                .map_err(db)?;
             Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
         })
     }
@@ -707,7 +939,47 @@ impl LogStore for PostgresStore {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::*;
+
+    /// The test cluster (`scripts/test.sh` starts one), or `None` when
+    /// there is none and none is required.
+    fn cluster() -> Option<String> {
+        match std::env::var("WREPL_TEST_POSTGRES") {
+            Ok(url) => Some(url),
+            Err(_) if std::env::var("WREPL_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
+                panic!("WREPL_TEST_POSTGRES is not set: scripts/test.sh starts a cluster")
+            }
+            Err(_) => None,
+        }
+    }
+
+    #[test]
+    fn a_busy_connection_gets_company_and_the_store_answers_meanwhile() {
+        let Some(url) = cluster() else { return };
+        let store = Arc::new(PostgresStore::open(&url).unwrap());
+        assert_eq!(store.pool.workers.load(Ordering::SeqCst), 1, "an idle store holds one connection");
+        // A job that holds its connection until told to let go.
+        let (release, wait) = mpsc::channel::<()>();
+        let (started, running) = mpsc::channel::<()>();
+        let busy = {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                store.run(move |c| {
+                    c.simple_query("SELECT 1").map_err(db)?;
+                    let _ = started.send(());
+                    let _ = wait.recv();
+                    Ok(())
+                })
+            })
+        };
+        running.recv().unwrap();
+        // The only connection is busy: this is answered on a second one.
+        assert!(store.head("nobody").unwrap().is_none());
+        assert!(store.pool.workers.load(Ordering::SeqCst) >= 2);
+        release.send(()).unwrap();
+        busy.join().unwrap().unwrap();
+        drop(store);
+    }
 
     #[test]
     fn passwords_are_not_shown() {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::log::Event;
-use super::store::{LeaseOwner, LeaseTaken, LogStore, StoreError};
+use super::store::{Head, LeaseOwner, LeaseTaken, LogStore, StoreError};
 use crate::runtime::{RecordError, Recorder};
 
 /// A lease nobody renewed for this long is stale and may be taken over.
@@ -23,6 +23,8 @@ pub struct Lease {
     owner_id: String,
     stop: Option<mpsc::Sender<()>>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
+    /// False once the caller gives the lease back itself ([`Lease::disarm`]).
+    armed: bool,
 }
 
 impl std::fmt::Debug for Lease {
@@ -40,11 +42,37 @@ impl Lease {
         session: &str,
         wait: Option<Duration>,
     ) -> Result<(Self, LeaseTaken), StoreError> {
+        Self::take(store, session, wait, false).map(|(lease, taken, _)| (lease, taken))
+    }
+
+    /// [`Lease::acquire`], and the session's head as it is once the lease
+    /// is held (in the same round trip where the store can).
+    pub fn acquire_with_head(
+        store: Arc<dyn LogStore>,
+        session: &str,
+        wait: Option<Duration>,
+    ) -> Result<(Self, LeaseTaken, Option<Head>), StoreError> {
+        Self::take(store, session, wait, true)
+    }
+
+    fn take(
+        store: Arc<dyn LogStore>,
+        session: &str,
+        wait: Option<Duration>,
+        with_head: bool,
+    ) -> Result<(Self, LeaseTaken, Option<Head>), StoreError> {
         let owner = LeaseOwner::this_process();
         // `Some(None)`: wait as long as it takes.
         let deadline = wait.map(|w| Instant::now().checked_add(w));
-        let taken = loop {
-            match store.acquire_lease(session, &owner, LEASE_TTL) {
+        let try_once = || {
+            if with_head {
+                store.acquire_lease_and_head(session, &owner, LEASE_TTL)
+            } else {
+                store.acquire_lease(session, &owner, LEASE_TTL).map(|t| (t, None))
+            }
+        };
+        let (taken, head) = loop {
+            match try_once() {
                 Err(StoreError::SessionBusy { .. })
                     if deadline.is_some_and(|d| d.is_none_or(|d| Instant::now() < d)) =>
                 {
@@ -82,23 +110,38 @@ impl Lease {
             owner_id: owner.id,
             stop: Some(stop),
             heartbeat: Some(heartbeat),
+            armed: true,
         };
-        Ok((lease, taken))
+        Ok((lease, taken, head))
     }
 
     /// The lease id appends are fenced with.
     pub fn owner_id(&self) -> &str {
         &self.owner_id
     }
-}
 
-impl Drop for Lease {
-    fn drop(&mut self) {
+    /// Stop the heartbeat and leave giving the lease back to the caller
+    /// (dropping the result releases nothing more).
+    fn disarm(mut self) -> String {
+        self.stop_heartbeat();
+        self.armed = false;
+        std::mem::take(&mut self.owner_id)
+    }
+
+    fn stop_heartbeat(&mut self) {
         drop(self.stop.take());
         if let Some(h) = self.heartbeat.take() {
             let _ = h.join();
         }
-        let _ = self.store.release_lease(&self.session, &self.owner_id);
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.stop_heartbeat();
+        if self.armed {
+            let _ = self.store.release_lease(&self.session, &self.owner_id);
+        }
     }
 }
 
@@ -137,11 +180,27 @@ impl SessionRecorder {
     /// Write what is buffered and give the lease back (another writer may
     /// take the session); the session's head as this writer left it.
     pub fn release(&self) -> Result<Option<String>, StoreError> {
-        let flushed = self.flush();
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let lease = self.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
-        drop(lease);
-        flushed.map_err(|e| StoreError::Io(std::io::Error::other(e.to_string())))?;
-        Ok(self.store.head(&self.session)?.map(|h| h.hash))
+        let Some(lease) = lease else {
+            st.1.clear();
+            return Ok(self.store.head(&self.session)?.map(|h| h.hash));
+        };
+        // The buffered events and the lease in one step (one round trip
+        // where the store can); the lease is given back even if the write
+        // fails, and the events are gone either way, as with any failed
+        // flush: the context is dropped and rebuilt from the log.
+        let owner = lease.disarm();
+        let events = std::mem::take(&mut st.1);
+        match self.store.append_and_release(&self.session, &owner, &events) {
+            Ok(head) => Ok(head.map(|h| h.hash)),
+            Err(e) => {
+                if matches!(e, StoreError::LeaseLost { .. }) {
+                    self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Hold `lease` again (after [`SessionRecorder::release`]).

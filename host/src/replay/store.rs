@@ -334,6 +334,36 @@ pub trait LogStore: Send + Sync {
         events: &[(u64, Event)],
     ) -> Result<Vec<StoredEvent>, StoreError>;
 
+    /// [`LogStore::acquire_lease`], then the session's head as it is once
+    /// the lease is held (so nothing another writer did before is missed).
+    /// A backend over a network does both in one round trip.
+    fn acquire_lease_and_head(
+        &self,
+        session: &str,
+        owner: &LeaseOwner,
+        ttl: std::time::Duration,
+    ) -> Result<(LeaseTaken, Option<Head>), StoreError> {
+        let taken = self.acquire_lease(session, owner, ttl)?;
+        Ok((taken, self.head(session)?))
+    }
+
+    /// Write `events` as [`LogStore::append_leased`] (nothing when empty),
+    /// then give the lease back, and say where the head is then. The lease
+    /// is given back even when the write fails. A backend over a network
+    /// does all of it in one round trip.
+    fn append_and_release(
+        &self,
+        session: &str,
+        owner_id: &str,
+        events: &[(u64, Event)],
+    ) -> Result<Option<Head>, StoreError> {
+        let written = if events.is_empty() { Ok(()) } else { self.append_leased(session, owner_id, events).map(drop) };
+        let released = self.release_lease(session, owner_id);
+        written?;
+        released?;
+        self.head(session)
+    }
+
     /// Move a session's events aside under a new name (`<name>.tampered-<n>`,
     /// returned), so that a fresh log can start under the old name while the
     /// evidence is kept.

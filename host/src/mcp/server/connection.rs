@@ -233,7 +233,12 @@ pub(super) async fn serve_call(
     let link = lock(&ctx.link).take();
     let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
     give_back(hub, &mut state);
+    let memory = state.as_ref().map_or(0, |m| m.memory_bytes());
+    ctx.memory.store(memory, std::sync::atomic::Ordering::Relaxed);
     drop(state);
+    // This context grew: others may have to make room (it stays: it is
+    // in use until the caller lets go of it).
+    hub.evict();
     ctx.flush_progress().await;
     if let Some(now) = tools_now {
         if announce(hub, ctx, now) {

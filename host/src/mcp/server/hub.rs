@@ -35,6 +35,26 @@ pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(900);
 /// Most contexts kept live (in memory) at once; the least recently used
 /// idle one is evicted past it (a recorded one comes back by replay).
 pub const MAX_LIVE_CONTEXTS: usize = 64;
+/// Default bound on the guest memory of a server's live contexts together
+/// (2 GiB): past it, the least recently used idle ones are dropped.
+pub const DEFAULT_MAX_LIVE_MEMORY: u64 = 2 << 30;
+
+/// How many contexts a server keeps live, and how much guest memory they
+/// may hold together. A dropped context is not lost: its handle brings it
+/// back by replaying its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveLimits {
+    /// At most this many live contexts.
+    pub contexts: usize,
+    /// At most this many bytes of guest linear memory in all of them.
+    pub memory: u64,
+}
+
+impl Default for LiveLimits {
+    fn default() -> Self {
+        Self { contexts: MAX_LIVE_CONTEXTS, memory: DEFAULT_MAX_LIVE_MEMORY }
+    }
+}
 /// How often a context's use is written to the store, at most.
 pub const TOUCH_EVERY: Duration = Duration::from_secs(10);
 /// Name of the store secret that seals handles and request states.
@@ -81,6 +101,7 @@ pub(super) struct Hub {
     /// True when `store` is the server's own (shared, durable) store.
     pub(super) durable: bool,
     ttl: Duration,
+    limits: LiveLimits,
     contexts: Mutex<HashMap<String, Arc<Ctx>>>,
     /// Fires when some context's registered tools changed.
     pub(super) tools_changed: tokio::sync::broadcast::Sender<()>,
@@ -93,6 +114,7 @@ impl Hub {
         store: Option<Arc<dyn LogStore>>,
         key: Option<Vec<u8>>,
         ttl: Duration,
+        limits: LiveLimits,
     ) -> Result<Self, ServeError> {
         let durable = store.is_some();
         let store: Arc<dyn LogStore> = match store {
@@ -108,7 +130,7 @@ impl Hub {
         let codec = RequestStateCodec::try_new(key)
             .map_err(|e| ServeError::Transport(format!("the request-state key is unusable: {e}")))?;
         let (tools_changed, _) = tokio::sync::broadcast::channel(16);
-        Ok(Self { codec, store, durable, ttl, contexts: Mutex::new(HashMap::new()), tools_changed })
+        Ok(Self { codec, store, durable, ttl, limits, contexts: Mutex::new(HashMap::new()), tools_changed })
     }
 
     fn seal_handle(&self, id: &str, owner: Option<Fingerprint>) -> String {
@@ -202,9 +224,10 @@ impl Hub {
     }
 
     /// Drop contexts idle for longer than the lifetime, and the least
-    /// recently used idle ones past [`MAX_LIVE_CONTEXTS`]. A busy context
-    /// (evaluating, or waiting for its lock) is never dropped. Without a
-    /// durable store a dropped context's log is deleted with it.
+    /// recently used idle ones while there are more than the limits allow
+    /// (count, or guest memory together). A busy context (evaluating, or
+    /// waiting for its lock) is never dropped. Without a durable store a
+    /// dropped context's log is deleted with it (it could not come back).
     pub(super) fn evict(&self) {
         let now = Instant::now();
         let mut dropped = Vec::new();
@@ -219,14 +242,17 @@ impl Hub {
             for k in expired {
                 dropped.extend(contexts.remove(&k));
             }
-            while contexts.len() > MAX_LIVE_CONTEXTS {
+            let memory = |c: &Arc<Ctx>| c.memory.load(std::sync::atomic::Ordering::Relaxed);
+            let mut held: u64 = contexts.values().map(memory).sum();
+            while contexts.len() > self.limits.contexts || held > self.limits.memory {
                 let oldest = contexts
                     .iter()
                     .filter(|(_, c)| idle(c))
                     .min_by_key(|(_, c)| *lock(&c.last_used))
                     .map(|(k, _)| k.clone());
-                let Some(k) = oldest else { break };
-                dropped.extend(contexts.remove(&k));
+                let Some(c) = oldest.and_then(|k| contexts.remove(&k)) else { break };
+                held = held.saturating_sub(memory(&c));
+                dropped.push(c);
             }
         }
         for c in dropped {
@@ -435,6 +461,8 @@ pub(super) struct Ctx {
     pub(super) released: std::sync::atomic::AtomicBool,
     pub(super) progress_tx: tokio::sync::mpsc::UnboundedSender<Progress>,
     last_used: Mutex<Instant>,
+    /// Its guest memory after its last call, in bytes.
+    pub(super) memory: std::sync::atomic::AtomicU64,
     /// When the store last heard that it was used.
     stored_touch: Mutex<Option<Instant>>,
 }
@@ -467,6 +495,7 @@ impl Ctx {
             released: std::sync::atomic::AtomicBool::new(false),
             progress_tx,
             last_used: Mutex::new(Instant::now()),
+            memory: std::sync::atomic::AtomicU64::new(0),
             stored_touch: Mutex::new(None),
         }
     }
@@ -499,7 +528,7 @@ mod tests {
     use super::*;
 
     fn hub() -> Hub {
-        Hub::new(None, Some(vec![7u8; 32]), Duration::from_secs(60)).unwrap()
+        Hub::new(None, Some(vec![7u8; 32]), Duration::from_secs(60), LiveLimits::default()).unwrap()
     }
 
     #[tokio::test]
@@ -520,7 +549,7 @@ mod tests {
         let forged = String::from_utf8(forged).unwrap();
         assert_eq!(h.resolve(&forged, a).err().unwrap(), unknown_handle());
         // Another server's key does not open it.
-        let other_hub = Hub::new(None, Some(vec![8u8; 32]), Duration::from_secs(60)).unwrap();
+        let other_hub = Hub::new(None, Some(vec![8u8; 32]), Duration::from_secs(60), LiveLimits::default()).unwrap();
         assert!(other_hub.resolve(&ctx.handle, a).is_err());
     }
 
@@ -571,6 +600,37 @@ mod tests {
         assert!(round.needs_input());
         assert!(cancel.is_cancelled());
         assert_eq!(lock(&round.waiting).iter().copied().collect::<Vec<_>>(), vec![2]);
+    }
+
+    #[tokio::test]
+    async fn the_least_recently_used_idle_contexts_go_past_the_memory_bound() {
+        let limits = LiveLimits { contexts: 3, memory: 100 };
+        let h = Hub::new(None, Some(vec![7u8; 32]), Duration::from_secs(60), limits).unwrap();
+        let a = Some(Fingerprint::of("token-a"));
+        let mint = |bytes: u64| {
+            let c = h.mint(a, None).unwrap();
+            c.memory.store(bytes, std::sync::atomic::Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(2));
+            c.id.clone()
+        };
+        let (first, second) = (mint(40), mint(40));
+        let live = |h: &Hub| lock(&h.contexts).keys().cloned().collect::<std::collections::BTreeSet<_>>();
+        h.evict();
+        assert_eq!(live(&h).len(), 2, "80 bytes are within the bound");
+        let third = mint(40);
+        h.evict();
+        assert_eq!(live(&h), [second.clone(), third.clone()].into(), "the oldest went for the memory");
+        // A busy context stays: the oldest idle one goes instead.
+        let busy = h.by_id(&second, a).unwrap();
+        let fourth = mint(40);
+        h.evict();
+        assert_eq!(live(&h), [second.clone(), fourth.clone()].into());
+        drop(busy);
+        // The count bound holds as before.
+        let (fifth, sixth) = (mint(0), mint(0));
+        h.evict();
+        assert_eq!(live(&h).len(), 3, "{:?}", live(&h));
+        assert!(live(&h).contains(&fifth) && live(&h).contains(&sixth) && !live(&h).contains(&first));
     }
 
     #[test]

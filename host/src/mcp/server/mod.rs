@@ -60,7 +60,7 @@ use client::{McpApprover, McpSampler};
 pub use client::{APPROVAL_INPUT_META, APPROVAL_SHOWN_CHARS};
 use connection::{async_worker, lock, AsyncBook, AsyncState, Call, CallId, Connection, ProgressTarget, Retry, Served};
 pub use http::{serve_http, HttpAuth, HttpSecurity};
-pub use hub::{DEFAULT_CONTEXT_TTL, MAX_LIVE_CONTEXTS, REQUEST_STATE_TTL};
+pub use hub::{LiveLimits, DEFAULT_CONTEXT_TTL, DEFAULT_MAX_LIVE_MEMORY, MAX_LIVE_CONTEXTS, REQUEST_STATE_TTL};
 pub use metrics::{serve_metrics, Metrics};
 use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def};
 pub use results::{outer_result, transcript, Settled};
@@ -126,6 +126,8 @@ pub struct ServerOptions {
     pub repl_enabled: bool,
     /// How long an unused context lives.
     pub context_ttl: Duration,
+    /// How many contexts stay live, and how much guest memory they hold.
+    pub live_limits: LiveLimits,
     /// The key (at least 32 bytes) that seals context handles and request
     /// states; every server sharing a store must use the same one. `None`:
     /// a key generated once and kept in the store (or, without a store, in
@@ -151,6 +153,7 @@ impl ServerOptions {
             async_mode: false,
             repl_enabled: true,
             context_ttl: DEFAULT_CONTEXT_TTL,
+            live_limits: LiveLimits::default(),
             state_key: None,
             metrics: Arc::new(Metrics::new()),
             owners: Default::default(),
@@ -164,7 +167,7 @@ impl ServerOptions {
         if let Some(h) = self.hub.get() {
             return Ok(h);
         }
-        let h = hub::Hub::new(self.store.clone(), self.state_key.clone(), self.context_ttl)?;
+        let h = hub::Hub::new(self.store.clone(), self.state_key.clone(), self.context_ttl, self.live_limits)?;
         Ok(self.hub.get_or_init(|| h))
     }
 
