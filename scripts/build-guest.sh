@@ -39,3 +39,8 @@ if "$WASM_TOOLS" component wit dist/wrepl-guest.wasm | grep -E '^\s*import ' | g
 fi
 ls -l dist/wrepl-guest.wasm
 sha256sum dist/wrepl-guest.wasm
+# The guest compiled ahead of time, which the binary embeds so that no run
+# compiles it (x86_64 Linux; the same guest and wasmtime give the same bytes).
+(cd "$ROOT" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS PATH="$CARGO_HOME/bin:$PATH" \
+  "$HOST_CARGO" run --locked --quiet --bin wrepl-precompile)
+sha256sum dist/wrepl-guest.x86_64-linux.cwasm

@@ -101,6 +101,7 @@ pub use repl::{
     ReplBuilder, ReplError, RestoreReport, Resumption, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS,
     HARD_WALL_MS, MAX_TIMEOUT_MS, REGISTERED_PREFIX,
 };
+pub use runtime::{precompile_guest, GUEST_COMPONENT, PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET};
 pub use runtime::{
     Ambient, CallFailure, CancelToken, Divergence, EngineOptions, Event, FailureKind, RecordError, Recorder,
     RegisteredTool, SandboxEngine, ScriptError, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES, MAX_JS_STACK_LIMIT,

@@ -138,8 +138,9 @@ impl StateRoot {
 #[test]
 fn file_tools_refuse_wrepls_own_state_even_inside_a_root() {
     let s = StateRoot::new();
-    // The first run compiles the guest into the cache inside the root.
-    assert_eq!(s.eval(&[], "1 + 1"), json!(2));
+    // A run with fuel metering compiles the guest into the cache inside
+    // the root (without, the binary's precompiled guest is used).
+    assert_eq!(s.eval(&["--fuel", "100000000"], "1 + 1"), json!(2));
     let art = artifacts(&s.cache);
     assert_eq!(art.len(), 1, "{art:?}");
     let art_name = art[0].file_name().unwrap().to_str().unwrap().to_string();
@@ -417,16 +418,29 @@ fn a_forged_compile_cache_is_never_loaded() {
         assert!(o.status.success(), "exit {:?}: {}", o.status, text(&o.stderr));
         assert_eq!(text(&o.stdout).trim(), "42");
     };
+    // The default engine uses the guest compiled into the binary: nothing
+    // is compiled, nothing is cached.
     run(&[]);
+    assert!(!cache.exists(), "the cache was not even created");
+    // Fuel metering compiles, through the cache.
+    let fuel = ["--fuel", "100000000"];
+    run(&fuel);
     let plain = artifacts(&cache);
     assert_eq!(plain.len(), 1, "{plain:?}");
     let art = plain[0].clone();
     // Private directory and key.
     assert_eq!(std::fs::metadata(&cache).unwrap().mode() & 0o777, 0o700);
     assert_eq!(std::fs::metadata(cache.join("cache.key")).unwrap().mode() & 0o777, 0o600);
-    // A valid artifact of another configuration (fuel metering on).
-    run(&["--fuel", "100000000"]);
-    let other = artifacts(&cache).into_iter().find(|p| *p != art).expect("the fuel engine's artifact");
+    // A valid artifact of another configuration (no fuel metering), cached
+    // by the library with the embedded artifact turned off.
+    let options = wrepl::EngineOptions {
+        cache_dir: Some(cache.clone()),
+        precompiled: false,
+        pool_slots: 4,
+        ..Default::default()
+    };
+    drop(wrepl::SandboxEngine::new(options).unwrap());
+    let other = artifacts(&cache).into_iter().find(|p| *p != art).expect("the plain engine's artifact");
     let good = std::fs::read(&art).unwrap();
     assert!(good.starts_with(CACHE_MAGIC));
     let n = good.len();
@@ -441,13 +455,13 @@ fn a_forged_compile_cache_is_never_loaded() {
     ];
     for (what, bytes) in forgeries {
         std::fs::write(&art, &bytes).unwrap();
-        run(&[]);
+        run(&fuel);
         let now = std::fs::read(&art).unwrap();
         assert_ne!(now, bytes, "{what}: the forged file is still there");
         assert!(now.starts_with(CACHE_MAGIC), "{what}");
         // The replacement is valid: the next run loads it and leaves it alone.
         let ino = std::fs::metadata(&art).unwrap().ino();
-        run(&[]);
+        run(&fuel);
         assert_eq!(std::fs::metadata(&art).unwrap().ino(), ino, "{what}: the replacement was not loaded");
         assert_eq!(std::fs::read(&art).unwrap(), now, "{what}");
     }
@@ -460,7 +474,12 @@ fn a_forged_compile_cache_is_never_loaded() {
 async fn rewriting_the_cache_under_a_loaded_engine_cannot_fault() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    let options = || wrepl::EngineOptions { cache_dir: Some(cache.clone()), pool_slots: 4, ..Default::default() };
+    let options = || wrepl::EngineOptions {
+        cache_dir: Some(cache.clone()),
+        precompiled: false,
+        pool_slots: 4,
+        ..Default::default()
+    };
     drop(wrepl::SandboxEngine::new(options()).unwrap());
     let art = artifacts(&cache).pop().expect("an artifact");
     let stored = std::fs::read(&art).unwrap();

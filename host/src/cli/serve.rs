@@ -111,7 +111,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let live_limits = wrepl::mcp::server::LiveLimits {
         contexts: max_contexts,
-        memory: max_context_memory.checked_mul(1 << 20).unwrap_or(u64::MAX),
+        memory: max_context_memory.saturating_mul(1 << 20),
     };
     let state_key = match &state_key_file {
         Some(path) => Some(read_state_key(path)?),

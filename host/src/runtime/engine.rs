@@ -19,6 +19,29 @@ use super::{boxed, RuntimeError};
 /// The guest component, built from `guest-js/` (see `just guest`).
 pub static GUEST_COMPONENT: &[u8] = include_bytes!("../../../guest-js/dist/wrepl-guest.wasm");
 
+/// The guest compiled ahead of time ([`precompile_guest`], for
+/// [`PRECOMPILED_TARGET`] CPUs with the [`PRECOMPILED_CPU`] features, no
+/// fuel), behind a header naming the guest it was compiled from; empty on
+/// other targets. Part of the binary, so trusted as the binary is: it
+/// never comes from a writable place. An engine that cannot use it (fuel
+/// on, an older CPU, another guest) compiles as before, through the cache.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub static PRECOMPILED_GUEST: &[u8] = include_bytes!("../../../guest-js/dist/wrepl-guest.x86_64-linux.cwasm");
+/// The guest compiled ahead of time: none for this target.
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+pub static PRECOMPILED_GUEST: &[u8] = &[];
+
+/// The target [`PRECOMPILED_GUEST`] is compiled for.
+pub const PRECOMPILED_TARGET: &str = "x86_64-unknown-linux-gnu";
+/// The CPU features [`PRECOMPILED_GUEST`] may use: Cranelift's `haswell`
+/// preset (x86-64-v3: AVX2, BMI1/2, FMA, LZCNT), which x86-64 servers
+/// have had for a decade. A CPU without them compiles the guest instead.
+pub const PRECOMPILED_CPU: &str = "haswell";
+
+/// Format tag of [`PRECOMPILED_GUEST`]: then the SHA-256 of the guest
+/// component it was compiled from, then wasmtime's artifact.
+const PRECOMPILED_MAGIC: &[u8; 8] = b"WREPLPC1";
+
 /// Bytes of a freed pool slot's memory (and table) kept resident and reset
 /// in place for the next sandbox, at most.
 const KEEP_RESIDENT: usize = 4 << 20;
@@ -46,6 +69,9 @@ pub struct EngineOptions {
     pub kill_grace: Duration,
     /// Where the compiled guest is cached (`None`: compile every time).
     pub cache_dir: Option<PathBuf>,
+    /// Use the guest compiled ahead of time ([`PRECOMPILED_GUEST`]) when it
+    /// fits this engine and CPU, instead of compiling (or the cache).
+    pub precompiled: bool,
     /// When a budget runs out, first ask the guest to stop at its next
     /// interrupt check (the context and its variables survive). When false,
     /// the instance is killed at once and the next evaluation starts fresh.
@@ -61,6 +87,7 @@ impl Default for EngineOptions {
             epoch_tick: Duration::from_millis(5),
             kill_grace: Duration::from_millis(500),
             cache_dir: default_cache_dir(),
+            precompiled: true,
             graceful_stop: true,
         }
     }
@@ -111,11 +138,7 @@ impl SandboxEngine {
 
     /// Build the engine around a specific guest component binary.
     pub fn with_component(options: EngineOptions, component: &[u8]) -> Result<Self, RuntimeError> {
-        let mut c = Config::new();
-        c.wasm_component_model(true);
-        c.epoch_interruption(true);
-        c.consume_fuel(options.fuel);
-        c.cranelift_opt_level(OptLevel::Speed);
+        let mut c = compile_config(options.fuel);
         // QuickJS checks its own limit on the guest's shadow stack (in linear
         // memory); the native wasm stack must be deep enough that this limit is
         // always hit first, so deep recursion is a catchable RangeError and not
@@ -147,7 +170,11 @@ impl SandboxEngine {
             c.allocation_strategy(InstanceAllocationStrategy::Pooling(p));
         }
         let engine = Engine::new(&c).map_err(|e| RuntimeError::Engine(boxed(e)))?;
-        let component = load_component(&engine, component, options.cache_dir.as_ref())?;
+        let ready = if options.precompiled { embedded(&engine, component) } else { None };
+        let component = match ready {
+            Some(c) => c,
+            None => load_component(&engine, component, options.cache_dir.as_ref())?,
+        };
         let mut linker = Linker::<HostState>::new(&engine);
         Guest::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| RuntimeError::Component(boxed(e)))?;
@@ -198,6 +225,81 @@ impl SandboxEngine {
         });
         store
     }
+}
+
+/// The settings that shape compiled code, the same for the runtime's
+/// engine and for [`precompile_guest`] (which must produce what the runtime
+/// would): the rest of the runtime's settings (stacks, pooling) do not
+/// change compiled code.
+fn compile_config(fuel: bool) -> Config {
+    let mut c = Config::new();
+    c.wasm_component_model(true);
+    c.epoch_interruption(true);
+    c.consume_fuel(fuel);
+    c.cranelift_opt_level(OptLevel::Speed);
+    // Pinned, not read from WASMTIME_BACKTRACE_DETAILS: the environment
+    // must not change what is compiled.
+    c.wasm_backtrace_details(wasmtime::WasmBacktraceDetails::Disable);
+    c
+}
+
+/// Compile `component` ahead of time as [`PRECOMPILED_GUEST`] holds it: for
+/// [`PRECOMPILED_TARGET`] with the [`PRECOMPILED_CPU`] features, whatever
+/// CPU this runs on (the same input gives the same bytes), behind the
+/// header naming `component`.
+pub fn precompile_guest(component: &[u8]) -> Result<Vec<u8>, RuntimeError> {
+    let mut c = compile_config(false);
+    c.target(PRECOMPILED_TARGET).map_err(|e| RuntimeError::Engine(boxed(e)))?;
+    cpu_preset(&mut c);
+    let engine = Engine::new(&c).map_err(|e| RuntimeError::Engine(boxed(e)))?;
+    let artifact = engine.precompile_component(component).map_err(|e| RuntimeError::Component(boxed(e)))?;
+    let mut out = Vec::with_capacity(PRECOMPILED_MAGIC.len() + 32 + artifact.len());
+    out.extend_from_slice(PRECOMPILED_MAGIC);
+    out.extend_from_slice(&sha256(component));
+    out.extend_from_slice(&artifact);
+    Ok(out)
+}
+
+#[allow(unsafe_code)] // Config::cranelift_flag_enable: see the SAFETY note
+fn cpu_preset(c: &mut Config) {
+    // SAFETY: the preset only enables CPU features in the code compiled
+    // here; wasmtime refuses to load that code on a CPU that lacks them
+    // (it checks every enabled feature against the host when loading).
+    unsafe {
+        c.cranelift_flag_enable(PRECOMPILED_CPU);
+    }
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+/// The guest compiled ahead of time, when `component` is the embedded
+/// guest it was compiled from and `engine` can run it; `None` otherwise.
+fn embedded(engine: &Engine, component: &[u8]) -> Option<Component> {
+    let artifact = embedded_artifact(component)?;
+    // A CPU without the features, or an engine with other settings (fuel),
+    // is refused here (wasmtime checks the artifact against both).
+    deserialize_embedded(engine, artifact).ok()
+}
+
+/// The artifact in [`PRECOMPILED_GUEST`] when it was compiled from
+/// `component`.
+fn embedded_artifact(component: &[u8]) -> Option<&'static [u8]> {
+    let rest = PRECOMPILED_GUEST.strip_prefix(PRECOMPILED_MAGIC.as_slice())?;
+    let (digest, artifact) = rest.split_at_checked(32)?;
+    (digest == sha256(component)).then_some(artifact)
+}
+
+#[allow(unsafe_code)] // Component::deserialize: see the SAFETY note
+fn deserialize_embedded(engine: &Engine, artifact: &'static [u8]) -> wasmtime::Result<Component> {
+    // SAFETY: the artifact is part of this binary (read-only, static), made
+    // by `precompile_guest` from the guest component whose digest matched,
+    // and checked in CI to be exactly what `precompile_guest` makes from
+    // the committed guest; wasmtime re-checks its header, version, settings
+    // and the CPU features it needs.
+    unsafe { Component::deserialize(engine, artifact) }
 }
 
 fn cache_key(engine: &Engine, component: &[u8]) -> String {
@@ -529,6 +631,41 @@ mod tests {
 
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    /// Whether this CPU has what the embedded artifact may use.
+    fn cpu_has_the_preset() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("bmi2")
+                && std::is_x86_feature_detected!("fma")
+                && std::is_x86_feature_detected!("lzcnt")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_embedded_artifact_is_the_guest_compiled_and_used_only_where_it_fits() {
+        // It names the embedded guest (CI also checks it is byte for byte
+        // what precompile_guest makes of it: wrepl-precompile --check).
+        assert!(
+            embedded_artifact(GUEST_COMPONENT).is_some(),
+            "guest-js/dist/*.cwasm is stale: run scripts/build-guest.sh"
+        );
+        assert!(embedded_artifact(EMPTY_COMPONENT).is_none(), "another component never gets it");
+        let runtime = Engine::new(&compile_config(false)).unwrap();
+        assert_eq!(
+            embedded(&runtime, GUEST_COMPONENT).is_some(),
+            cpu_has_the_preset(),
+            "loaded exactly when the CPU has the features it was compiled for"
+        );
+        // An engine with other settings refuses it (and compiles instead).
+        let fuel = Engine::new(&compile_config(true)).unwrap();
+        assert!(embedded(&fuel, GUEST_COMPONENT).is_none());
     }
 
     #[test]

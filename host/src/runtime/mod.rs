@@ -10,7 +10,10 @@ mod tape;
 
 pub use budget::{Budget, CancelToken, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
-pub use engine::{EngineOptions, SandboxEngine, MAX_JS_STACK_LIMIT};
+pub use engine::{
+    precompile_guest, EngineOptions, SandboxEngine, GUEST_COMPONENT, MAX_JS_STACK_LIMIT, PRECOMPILED_CPU,
+    PRECOMPILED_GUEST, PRECOMPILED_TARGET,
+};
 pub use host::{
     Ambient, CallFailure, CallFuture, CallHandler, FailureKind, NoTools, RegisteredTool, SystemAmbient,
     MAX_REGISTERED_TOOLS,
