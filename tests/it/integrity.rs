@@ -2,10 +2,13 @@
 //! forged or truncated log is never replayed, one writer per session, `log`
 //! commands tell the truth and create nothing, a stopped evaluation does not
 //! eat the next one's budget, and the terminal only gets printable text.
+//! The log and lease tests run on SQLite and on PostgreSQL.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use crate::on_both;
+use crate::sessions::Backend;
 use crate::support::{err_text, out, wrepl_in};
 use std::time::{Duration, Instant};
 
@@ -21,35 +24,31 @@ fn spawn_in(dir: &Path, args: &[&str]) -> Child {
 }
 
 /// Waits (up to a minute) until some process holds `session`'s lease.
-fn wait_for_lease(store: &Path, session: &str) -> u32 {
+fn wait_for_lease(b: &Backend, session: &str) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(db) = rusqlite::Connection::open(store) {
-            let pid: Option<i64> =
-                db.query_row("SELECT pid FROM leases WHERE session = ?1", [session], |r| r.get(0)).ok();
-            if let Some(pid) = pid {
-                return pid as u32;
-            }
+        if let Some(pid) = b.lease_pid(session) {
+            return pid;
         }
         assert!(Instant::now() < deadline, "nobody took the lease of {session}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
-#[test]
-fn a_forged_result_is_never_replayed() {
+on_both!(a_forged_result_is_never_replayed, forged_result);
+
+fn forged_result(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), "genuine").unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let s = store.to_str().unwrap();
+    let s = &b.arg();
     let o = wrepl_in(dir.path(), &["eval", "--store", s, "--session", "t", "-e", "let v = await cat('f.txt'); v"]);
     assert!(o.status.success(), "{}", err_text(&o));
     assert_eq!(out(&o).trim(), "genuine");
-    // Forge the recorded result, as an attacker with the file would.
-    let db = rusqlite::Connection::open(&store).unwrap();
-    db.execute("UPDATE events SET json = replace(json, 'genuine', 'FORGED!') WHERE session = 't'", []).unwrap();
-    let forged: i64 =
-        db.query_row("SELECT COUNT(*) FROM events WHERE json LIKE '%FORGED!%'", [], |r| r.get(0)).unwrap();
+    // Forge the recorded result, as an attacker with the store would.
+    let forged = b.exec(
+        "UPDATE events SET json = replace(json, 'genuine', 'FORGED!') WHERE session = 't' AND json LIKE '%genuine%'",
+        "UPDATE wrepl_events SET json = replace(json, 'genuine', 'FORGED!') WHERE session = 't' AND json LIKE '%genuine%'",
+    );
     assert_eq!(forged, 1, "the recorded result was forged");
 
     // Resuming refuses, names the first bad event, prints nothing forged.
@@ -73,16 +72,19 @@ fn a_forged_result_is_never_replayed() {
     assert!(o.status.success(), "{}", out(&o));
 }
 
-#[test]
-fn a_truncated_log_is_never_replayed() {
+on_both!(a_truncated_log_is_never_replayed, truncated_log);
+
+fn truncated_log(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let s = store.to_str().unwrap();
+    let s = &b.arg();
     let o = wrepl_in(dir.path(), &["eval", "--store", s, "--session", "t", "-e", "let a = 1", "-e", "a = 2"]);
     assert!(o.status.success(), "{}", err_text(&o));
     // Drop the newest block: the chain that is left is intact on its own.
-    let db = rusqlite::Connection::open(&store).unwrap();
-    db.execute("DELETE FROM events WHERE session = 't' AND block = 1", []).unwrap();
+    let gone = b.exec(
+        "DELETE FROM events WHERE session = 't' AND block = 1",
+        "DELETE FROM wrepl_events WHERE session = 't' AND block = 1",
+    );
+    assert!(gone > 0);
     let o = wrepl_in(dir.path(), &["log", "verify", "t", "--store", s]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert!(out(&o).contains("newest events were removed"), "{}", out(&o));
@@ -129,15 +131,15 @@ fn log_commands_tell_the_truth_and_create_nothing() {
     assert!(!err_text(&o).contains("panic"), "{}", err_text(&o));
 }
 
-#[test]
-fn one_writer_per_session() {
+on_both!(one_writer_per_session, one_writer);
+
+fn one_writer(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let s = store.to_str().unwrap();
+    let s = &b.arg();
     // The first writer holds the session until a file appears.
     let hold = "while (!(await Glob({pattern: 'go'})).numFiles) await new Promise(r => setTimeout(r, 50)); 'first'";
     let first = spawn_in(dir.path(), &["eval", "--timeout", "600000", "--store", s, "--session", "w", "-e", hold]);
-    let pid = wait_for_lease(&store, "w");
+    let pid = wait_for_lease(&b, "w");
     assert_eq!(pid, first.id());
 
     // A second writer is refused at once, naming the holder.
@@ -163,16 +165,16 @@ fn one_writer_per_session() {
     assert!(wrepl_in(dir.path(), &["log", "verify", "w", "--store", s]).status.success());
 }
 
-#[test]
-fn a_dead_writers_lease_is_taken_over_and_recorded() {
+on_both!(a_dead_writers_lease_is_taken_over_and_recorded, dead_writer);
+
+fn dead_writer(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.sqlite3");
-    let s = store.to_str().unwrap();
+    let s = &b.arg();
     // Waits for a file that never comes (a promise that can never settle
     // would end the evaluation at once).
     let hang = "let before = 1; while (true) await new Promise(r => setTimeout(r, 50))";
     let mut first = spawn_in(dir.path(), &["eval", "--timeout", "600000", "--store", s, "--session", "d", "-e", hang]);
-    let pid = wait_for_lease(&store, "d");
+    let pid = wait_for_lease(&b, "d");
     first.kill().unwrap();
     first.wait().unwrap();
     let o = wrepl_in(dir.path(), &["eval", "--store", s, "--session", "d", "-e", "'next'"]);

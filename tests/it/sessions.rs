@@ -15,25 +15,25 @@ use wrepl::{SessionConfig, Verdict};
 use crate::support::*;
 
 /// Where a test's sessions are kept.
-enum Backend {
+pub(crate) enum Backend {
     Sqlite(tempfile::TempDir),
     Postgres(String),
 }
 
 impl Backend {
     /// SQLite: a file in a directory of its own.
-    fn sqlite() -> Option<Self> {
+    pub(crate) fn sqlite() -> Option<Self> {
         Some(Self::Sqlite(tempfile::tempdir().unwrap()))
     }
 
     /// PostgreSQL: a fresh database on the test cluster (`None` when there
     /// is none and it is not required).
-    fn postgres() -> Option<Self> {
+    pub(crate) fn postgres() -> Option<Self> {
         crate::postgres::fresh_db().map(Self::Postgres)
     }
 
     /// The `--store` argument.
-    fn arg(&self) -> String {
+    pub(crate) fn arg(&self) -> String {
         match self {
             Self::Sqlite(dir) => dir.path().join("s.sqlite3").to_string_lossy().into_owned(),
             Self::Postgres(url) => url.clone(),
@@ -76,19 +76,59 @@ impl Backend {
     }
 }
 
+impl Backend {
+    /// Run `sqlite` or `pg` (a statement without parameters) on the store
+    /// behind its back; the rows it changed.
+    pub(crate) fn exec(&self, sqlite: &str, pg: &str) -> u64 {
+        match self {
+            Self::Sqlite(_) => rusqlite::Connection::open(self.arg()).unwrap().execute(sqlite, []).unwrap() as u64,
+            Self::Postgres(url) => {
+                let (url, pg) = (url.clone(), pg.to_string());
+                std::thread::spawn(move || postgres::Client::connect(&url, postgres::NoTls).unwrap().execute(&pg, &[]))
+                    .join()
+                    .unwrap()
+                    .unwrap()
+            }
+        }
+    }
+
+    /// The pid holding `session`'s lease, if any.
+    pub(crate) fn lease_pid(&self, session: &str) -> Option<u32> {
+        match self {
+            Self::Sqlite(_) => {
+                let db = rusqlite::Connection::open(self.arg()).ok()?;
+                db.query_row("SELECT pid FROM leases WHERE session = ?1", [session], |r| r.get::<_, i64>(0))
+                    .ok()
+                    .map(|p| p as u32)
+            }
+            Self::Postgres(url) => {
+                let (url, session) = (url.clone(), session.to_string());
+                std::thread::spawn(move || {
+                    let mut db = postgres::Client::connect(&url, postgres::NoTls).ok()?;
+                    let row = db.query_opt("SELECT pid FROM wrepl_leases WHERE session = $1", &[&session]).ok()??;
+                    row.get::<_, Option<i64>>(0).map(|p| p as u32)
+                })
+                .join()
+                .unwrap()
+            }
+        }
+    }
+}
+
 /// `#[test]`s running `$body(backend)` on SQLite and on PostgreSQL.
+#[macro_export]
 macro_rules! on_both {
     ($name:ident, $body:ident) => {
         mod $name {
             #[test]
             fn sqlite() {
-                if let Some(b) = super::Backend::sqlite() {
+                if let Some(b) = $crate::sessions::Backend::sqlite() {
                     super::$body(b);
                 }
             }
             #[test]
             fn postgres() {
-                if let Some(b) = super::Backend::postgres() {
+                if let Some(b) = $crate::sessions::Backend::postgres() {
                     super::$body(b);
                 }
             }
@@ -98,13 +138,13 @@ macro_rules! on_both {
         mod $name {
             #[tokio::test(flavor = "multi_thread")]
             async fn sqlite() {
-                if let Some(b) = super::Backend::sqlite() {
+                if let Some(b) = $crate::sessions::Backend::sqlite() {
                     super::$body(b).await;
                 }
             }
             #[tokio::test(flavor = "multi_thread")]
             async fn postgres() {
-                if let Some(b) = super::Backend::postgres() {
+                if let Some(b) = $crate::sessions::Backend::postgres() {
                     super::$body(b).await;
                 }
             }

@@ -109,10 +109,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if max_contexts == 0 || max_context_memory == 0 {
         anyhow::bail!("--max-contexts and --max-context-memory must be at least 1");
     }
-    let live_limits = wrepl::mcp::server::LiveLimits {
-        contexts: max_contexts,
-        memory: max_context_memory.saturating_mul(1 << 20),
-    };
+    let live_limits =
+        wrepl::mcp::server::LiveLimits { contexts: max_contexts, memory: max_context_memory.saturating_mul(1 << 20) };
     let state_key = match &state_key_file {
         Some(path) => Some(read_state_key(path)?),
         None => None,
