@@ -2,7 +2,8 @@
 # The README's test command: install what the tests use (the node packages:
 # the MCP reference server, the TypeScript compiler, the MCP conformance
 # suite and the Node.js 22 build it runs on; the official MCP Python SDK in a
-# venv; PostgreSQL, started as a throw-away cluster), then run every test.
+# venv; tmux for the interactive REPL; PostgreSQL, started as a throw-away
+# cluster), then run every test.
 # Under this script a test whose component is missing fails; it never skips.
 #
 #   scripts/test.sh [cargo test arguments...]
@@ -26,6 +27,13 @@ fi
 tests/python/.venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 echo "python SDK: $(tests/python/.venv/bin/python -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
 export WREPL_REQUIRE_PYTHON=1
+# tmux drives the interactive REPL in the terminal test.
+if ! command -v tmux >/dev/null 2>&1; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq tmux
+fi
+echo "$(tmux -V)"
+export WREPL_REQUIRE_TMUX=1
 # A throw-away PostgreSQL cluster (Debian's packages; a unix socket only),
 # stopped when the tests end.
 pg_dir=$(mktemp -d /tmp/wrepl-pg.XXXXXX)

@@ -107,7 +107,7 @@ pub use runtime::{
     RegisteredTool, SandboxEngine, ScriptError, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES, MAX_JS_STACK_LIMIT,
     MAX_REGISTERED_TOOLS,
 };
-pub use script::{prepare, ScriptLimits, ScriptRejected};
+pub use script::{needs_more_input, prepare, ScriptLimits, ScriptRejected};
 pub use text::{panic_line, terminal_safe};
 pub use tools::chdir::CHDIR;
 pub use tools::sampling::{SampleError, SampleRequest, Sampler};

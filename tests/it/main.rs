@@ -24,4 +24,5 @@ mod repl_semantics;
 mod resilience;
 mod sessions;
 mod shell_rules;
+mod terminal;
 mod types;

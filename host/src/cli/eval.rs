@@ -1,20 +1,24 @@
 //! `wrepl eval`: evaluate snippets in order in one persistent context
 //! (optionally a durable session), printing each result as text or JSON.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use wrepl::{timeout_from_ms, EvalOptions, SessionConfig};
 
+use super::approve::{answer_from_stdin, TerminalApprover};
 use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
 
 /// The flags of `wrepl eval`.
 #[derive(clap::Args)]
 pub(crate) struct EvalArgs {
-    /// A snippet to evaluate (repeatable). Without any, code is read from stdin.
+    /// A snippet to evaluate (repeatable). Without any, and without FILEs, code is read from stdin.
     #[arg(short = 'e', long = "eval", value_name = "CODE")]
     snippets: Vec<String>,
+    /// Files whose code to evaluate, each as one snippet, in order (after any -e snippets).
+    #[arg(value_name = "FILE")]
+    files: Vec<std::path::PathBuf>,
     /// Script time budget per snippet in milliseconds (default 30000, max 600000).
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     timeout: Option<String>,
@@ -46,18 +50,107 @@ pub(crate) struct EvalArgs {
     /// Where the session is stored.
     #[command(flatten)]
     store: StoreArgs,
+    /// Cap on each result's text, in characters (the rest is cut, saying so).
+    #[arg(long, value_name = "CHARS", default_value_t = wrepl::DEFAULT_TEXT_CAP)]
+    text_cap: usize,
+    /// Never ask: a permission `ask` is refused (on a terminal, it is
+    /// otherwise a question on stdin, when the code does not come from it).
+    #[arg(long)]
+    no_ask: bool,
 }
 
-/// Run `wrepl eval`: exit 1 when the last snippet failed.
-pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    let EvalArgs { mut snippets, timeout, fuel, json, raw, policy, session, on_tamper, wait, store } = args;
-    let safe = |s: &str| -> String {
-        if raw {
+/// How results are printed: escaped or raw, errors in colour or not.
+pub(crate) struct Output {
+    raw: bool,
+    color: bool,
+}
+
+impl Output {
+    /// Escaped unless `raw`; errors in red when stderr is a terminal (and
+    /// `NO_COLOR` is not set).
+    pub(crate) fn for_terminal(raw: bool) -> Self {
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Self { raw, color }
+    }
+
+    /// `s` as it may reach the terminal.
+    pub(crate) fn safe(&self, s: &str) -> String {
+        if self.raw {
             s.to_string()
         } else {
             wrepl::terminal_safe(s).into_owned()
         }
-    };
+    }
+
+    /// An error line, in red on a colour terminal.
+    pub(crate) fn paint_error(&self, s: &str) -> String {
+        if self.color {
+            format!("\x1b[31m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// Say what restoring a session found (on stderr).
+pub(crate) fn print_restore_report(repl: &wrepl::Repl, out: &Output) {
+    let Some(r) = repl.restore_report() else { return };
+    for note in &r.notes {
+        eprintln!("[wrepl] {}", out.safe(note));
+    }
+    if !r.blocks.is_empty() {
+        eprintln!("[wrepl] {}", r.summary);
+    }
+    for b in r.blocks.iter().filter(|b| b.verdict == wrepl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
+        eprintln!(
+            "[wrepl] block {}: {:?} {:?} outcome_unknown={:?}",
+            b.block, b.verdict, b.divergence, b.outcome_unknown
+        );
+    }
+}
+
+/// Print one result as text: console output and the value on stdout, the
+/// console's stderr and any error on stderr.
+pub(crate) fn print_result(r: &wrepl::EvalResult, o: &Output) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(o.safe(&r.stdout).as_bytes())?;
+    if !r.stderr.is_empty() {
+        eprint!("{}", o.safe(&r.stderr));
+    }
+    match &r.error {
+        Some(e) => {
+            let (name, message) = (o.safe(&e.name), o.safe(&e.message));
+            let head = o.paint_error(&format!("{name}: {message}"));
+            if !e.stack.is_empty() && !e.stack.contains(&e.message) {
+                eprintln!("{head}\n{}", o.safe(e.stack.trim_end()));
+            } else {
+                eprintln!("{head}");
+            }
+        }
+        None => writeln!(out, "{}", o.safe(&r.text))?,
+    }
+    out.flush()
+}
+
+/// Run `wrepl eval`: exit 1 when the last snippet failed.
+pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    let EvalArgs {
+        mut snippets,
+        files,
+        timeout,
+        fuel,
+        json,
+        raw,
+        policy,
+        session,
+        on_tamper,
+        wait,
+        store,
+        text_cap,
+        no_ask,
+    } = args;
+    let o = Output::for_terminal(raw);
     let wait = match wait {
         None => None,
         Some(w) if w.is_nan() || w < 0.0 => anyhow::bail!("invalid input: --wait must be a number of seconds"),
@@ -77,38 +170,42 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             Some(timeout_from_ms(ms)?)
         }
     };
-    if snippets.is_empty() {
+    if text_cap == 0 {
+        anyhow::bail!("invalid input: --text-cap must be at least 1");
+    }
+    for f in &files {
+        let code = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        snippets.push(code);
+    }
+    let code_from_stdin = snippets.is_empty();
+    if code_from_stdin {
         let mut code = String::new();
         std::io::stdin().read_to_string(&mut code).context("reading code from stdin")?;
         snippets.push(code);
     }
     let mcp = downstream(&policy).await?;
-    let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?;
+    let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.with_limits(|l| l.text_cap = text_cap);
     if let Some(file) = store.file() {
         template = template.protect_store(file);
     }
+    // On a terminal whose stdin is free, an `ask` is a question there.
+    let asking = !no_ask && !code_from_stdin && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let answering = if asking {
+        let (approver, asks) = TerminalApprover::new();
+        template = template.approver(approver);
+        Some(tokio::spawn(answer_from_stdin(asks)))
+    } else {
+        None
+    };
     let mut repl = template.session_config(session).build().await?;
-    if let Some(r) = repl.restore_report() {
-        for note in &r.notes {
-            eprintln!("[wrepl] {}", safe(note));
-        }
-        if !r.blocks.is_empty() {
-            eprintln!("[wrepl] {}", r.summary);
-        }
-        for b in r.blocks.iter().filter(|b| b.verdict == wrepl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
-            eprintln!(
-                "[wrepl] block {}: {:?} {:?} outcome_unknown={:?}",
-                b.block, b.verdict, b.divergence, b.outcome_unknown
-            );
-        }
-    }
+    print_restore_report(&repl, &o);
     let mut last_failed = false;
-    let stdout = std::io::stdout();
     for code in &snippets {
         let r = repl.eval(code, EvalOptions { timeout, fuel, ..EvalOptions::default() }).await?;
         last_failed = r.failed();
-        let mut out = stdout.lock();
         if json {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({
@@ -122,26 +219,15 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 }),
             )?;
             writeln!(out)?;
+            out.flush()?;
         } else {
-            out.write_all(safe(&r.stdout).as_bytes())?;
-            if !r.stderr.is_empty() {
-                eprint!("{}", safe(&r.stderr));
-            }
-            match &r.error {
-                Some(e) => {
-                    let (name, message) = (safe(&e.name), safe(&e.message));
-                    if !e.stack.is_empty() && !e.stack.contains(&e.message) {
-                        eprintln!("{name}: {message}\n{}", safe(e.stack.trim_end()));
-                    } else {
-                        eprintln!("{name}: {message}");
-                    }
-                }
-                None => writeln!(out, "{}", safe(&r.text))?,
-            }
+            print_result(&r, &o)?;
         }
-        out.flush()?;
     }
     drop(repl);
+    if let Some(a) = answering {
+        a.abort();
+    }
     if let Some(m) = mcp {
         m.shutdown().await;
     }

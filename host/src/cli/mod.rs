@@ -3,9 +3,11 @@
 //! [`StoreArgs`]) and the one [`builder`] that turns policy flags into a
 //! [`ReplBuilder`]. Each subcommand lives in its own module.
 
+mod approve;
 mod doctor;
 mod eval;
 mod log;
+mod repl;
 mod serve;
 mod store;
 mod types;
@@ -21,11 +23,20 @@ use wrepl::{EngineOptions, ProgressEvent, Repl, ReplBuilder, SandboxEngine, Sett
 
 /// The command line.
 #[derive(Parser)]
-#[command(name = "wrepl", version, about = "A sealed JavaScript REPL for LLM agents (QuickJS in WebAssembly)")]
+#[command(
+    name = "wrepl",
+    version,
+    about = "A sealed JavaScript REPL for LLM agents (QuickJS in WebAssembly)",
+    after_help = "Without a subcommand, on a terminal: the interactive REPL (the flags of `wrepl repl`).",
+    args_conflicts_with_subcommands = true
+)]
 pub(crate) struct Cli {
-    /// The subcommand to run.
+    /// The subcommand to run (none: the interactive REPL).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// The interactive REPL's flags, when there is no subcommand.
+    #[command(flatten)]
+    repl: repl::ReplArgs,
 }
 
 /// The subcommands.
@@ -33,6 +44,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Evaluate snippets in order, in ONE persistent context.
     Eval(eval::EvalArgs),
+    /// The interactive REPL (line editing, history, Ctrl-C stops an evaluation, questions for `ask` rules).
+    Repl(repl::ReplArgs),
     /// Serve the REPL to MCP clients: stdio by default, streamable HTTP with --http.
     #[command(after_help = "With --store, every connection's evaluations are recorded (HTTP clients pick a session \
         to resume with /mcp?session=NAME); without it, only --session opens a store (the default one).")]
@@ -61,8 +74,26 @@ enum Command {
 /// Run the parsed command; the exit status on success, an error (exit 2) when
 /// it could not run.
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        use clap::CommandFactory as _;
+        use std::io::IsTerminal as _;
+        if std::io::stdin().is_terminal() {
+            return repl::run(cli.repl).await;
+        }
+        let _ = Cli::command().print_help();
+        eprintln!("\nwrepl: no subcommand (and stdin is not a terminal, so no interactive REPL): try `wrepl eval`");
+        return Ok(ExitCode::from(2));
+    };
+    // Output commands end quietly on a closed pipe (`| head`); a server
+    // keeps running when a client goes away.
+    if !matches!(command, Command::Serve(_)) {
+        if let Err(e) = wrepl::confinement::default_sigpipe() {
+            eprintln!("wrepl: warning: cannot restore SIGPIPE's default: {e}");
+        }
+    }
+    match command {
         Command::Eval(args) => eval::run(args).await,
+        Command::Repl(args) => repl::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Types(args) => types::run(args).await,
         Command::Doctor(args) => doctor::run(args),

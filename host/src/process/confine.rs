@@ -356,6 +356,15 @@ pub fn set_not_dumpable() -> io::Result<()> {
     sys::set_not_dumpable()
 }
 
+/// Restores `SIGPIPE`'s default for a command whose output goes to a
+/// pipe (`wrepl log show s | head -1`): a closed pipe then ends it quietly,
+/// where the Rust runtime's ignored `SIGPIPE` would make every later print
+/// fail (and `println!` panic). Not for servers: a client that goes away
+/// must not end them.
+pub fn default_sigpipe() -> io::Result<()> {
+    sys::default_sigpipe()
+}
+
 /// Whether `no_new_privs` is set on wrepl itself (it is always set on
 /// confined commands).
 pub fn has_no_new_privs() -> io::Result<bool> {

@@ -716,6 +716,17 @@ pub(super) fn set_not_dumpable() -> io::Result<()> {
     }
 }
 
+/// Let a write to a closed pipe end the process quietly (`SIGPIPE` back
+/// to its default), as it does for other command-line tools.
+pub(super) fn default_sigpipe() -> io::Result<()> {
+    // SAFETY: signal(2) with a constant disposition and no handler code.
+    if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) } == libc::SIG_ERR {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// Whether wrepl is dumpable (`PR_GET_DUMPABLE`).
 pub(super) fn is_dumpable() -> io::Result<bool> {
     // SAFETY: prctl(2) with integer arguments.

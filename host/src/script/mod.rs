@@ -279,6 +279,36 @@ struct Splice {
     insert: String,
 }
 
+/// True when `code` is the start of a longer snippet: the parser (the one
+/// [`prepare`] runs) fails only where the code ends (an open bracket, an
+/// operator with nothing after it, an unterminated template or comment),
+/// so more lines would complete it. Code that parses, or fails anywhere
+/// before its end, is complete (evaluating it reports the error). An
+/// interactive REPL reads more lines while this holds.
+pub fn needs_more_input(code: &str) -> bool {
+    let end = code.trim_end().len();
+    if end == 0 || code.len() > 1 << 20 {
+        return false;
+    }
+    let parse = || {
+        let allocator = Allocator::default();
+        let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
+        let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
+        let Some(d) = parsed.diagnostics.first() else { return false };
+        let at = d.labels.iter().map(|l| l.offset() as usize).max().unwrap_or(0);
+        let message = d.message.to_ascii_lowercase();
+        // A template literal may span lines: the parser calls an open one
+        // an unterminated string, at its backtick or at the `}` after its
+        // last substitution (a quoted string cannot span lines).
+        let open_template = message.contains("unterminated string")
+            && code.get(at..).is_some_and(|rest| rest.starts_with('`') || rest.starts_with('}'));
+        at >= end || open_template || message.contains("unterminated multiline comment")
+    };
+    // Deep code may need more stack than this thread has: then it is
+    // complete as far as the REPL knows (evaluating it says more).
+    check_nesting(code, ScriptLimits::default().max_nesting).is_ok() && std::panic::catch_unwind(parse).unwrap_or(false)
+}
+
 fn transform(code: &str) -> Result<String, ScriptRejected> {
     let allocator = Allocator::default();
     let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
@@ -357,6 +387,25 @@ fn transform(code: &str) -> Result<String, ScriptRejected> {
     }
     out.push_str(&code[pos..]);
     Ok(out)
+}
+
+#[cfg(test)]
+mod incomplete_tests {
+    use super::needs_more_input;
+
+    #[test]
+    fn more_lines_are_read_only_where_the_code_is_cut_short() {
+        for cut in
+            ["x +", "function f() {", "let a = [1,", "if (x)", "`a\n${1}", "`abc", "/* note", "foo(", "{", "a = {b: "]
+        {
+            assert!(needs_more_input(cut), "{cut:?} needs more");
+        }
+        for whole in
+            ["", "  ", "let x = 41", "x + 1", "await f()", "}", "1 +* 2", "'unterminated", "let let = 1", "f(1))"]
+        {
+            assert!(!needs_more_input(whole), "{whole:?} is complete (or wrong before its end)");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,151 @@
+//! The interactive REPL driven like a person at a terminal, through tmux:
+//! multi-line input, Ctrl-C stopping an evaluation and not the REPL, the
+//! approval question answered yes and no (the file on disk says which), the
+//! history file, Ctrl-D.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `tmux` on a server socket of its own; `None` (with a note) when tmux is
+/// missing and `WREPL_REQUIRE_TMUX` is not `1`.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(dir: &Path, command: &str) -> Option<Self> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            if std::env::var("WREPL_REQUIRE_TMUX").as_deref() == Ok("1") {
+                panic!("tmux is not installed: scripts/test.sh installs it");
+            }
+            eprintln!("note: skipping a terminal test: tmux is not installed (scripts/test.sh installs it)");
+            return None;
+        }
+        let socket = format!("wrepl-test-{}-{}", std::process::id(), dir.file_name().unwrap().to_string_lossy());
+        let me = Self { socket };
+        let ok = me
+            .tmux(&["new-session", "-d", "-s", "t", "-x", "160", "-y", "60", "-c"])
+            .arg(dir)
+            .arg(command)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session");
+        assert!(me.tmux(&["set-option", "-t", "t", "remain-on-exit", "on"]).status().unwrap().success());
+        Some(me)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-L").arg(&self.socket).args(args);
+        c
+    }
+
+    /// Type `keys` (tmux key names: `Enter`, `C-c`, …, or literal text).
+    fn send(&self, keys: &[&str]) {
+        assert!(self.tmux(&["send-keys", "-t", "t"]).args(keys).status().unwrap().success());
+    }
+
+    /// Type a line and Enter.
+    fn line(&self, text: &str) {
+        assert!(self.tmux(&["send-keys", "-t", "t", "-l", text]).status().unwrap().success());
+        self.send(&["Enter"]);
+    }
+
+    /// The screen and its scrollback.
+    fn screen(&self) -> String {
+        let o = self.tmux(&["capture-pane", "-p", "-J", "-S", "-500", "-t", "t"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Wait (up to a minute) until the screen satisfies `done`.
+    fn wait(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let s = self.screen();
+            if done(&s) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "waited a minute for {what}; the screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Wait until the screen holds `text` `n` times.
+    fn wait_count(&self, text: &str, n: usize) -> String {
+        self.wait(&format!("{n}× {text:?}"), |s| s.matches(text).count() >= n)
+    }
+
+    fn dead(&self) -> bool {
+        let o = self.tmux(&["display-message", "-p", "-t", "t", "#{pane_dead}"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim() == "1"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]).status();
+    }
+}
+
+fn quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+#[test]
+fn the_interactive_repl_works_like_a_person_expects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().canonicalize().unwrap();
+    let settings = dir.join("settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"ask": ["Write"]}}"#).unwrap();
+    let history = dir.join("state/history");
+    // --progress shows on the screen when an evaluation has started.
+    let command = format!(
+        "env HOME={home} {wrepl} --root {root} --settings {settings} --history {history} --progress",
+        home = quote(&dir),
+        wrepl = quote(Path::new(env!("CARGO_BIN_EXE_wrepl"))),
+        root = quote(&dir),
+        settings = quote(&settings),
+        history = quote(&history),
+    );
+    let Some(t) = Tmux::start(&dir, &command) else { return };
+    t.wait_count("Ctrl-D to leave", 1);
+
+    // A line cut short continues on the next.
+    t.line("let x = 41");
+    t.wait_count("\n{}\n", 1);
+    t.line("x +");
+    t.line("1");
+    t.wait(r#"the line "42""#, |s| s.lines().any(|l| l.trim() == "42"));
+
+    // Ctrl-C stops the running evaluation, not the REPL; x is still there.
+    t.line("await gl('*.none'); while (true) {}");
+    t.wait_count("Glob Complete", 1);
+    t.send(&["C-c"]);
+    t.wait_count("AbortError", 1);
+    t.line("x");
+    t.wait(r#"the line "41""#, |s| s.lines().any(|l| l.trim() == "41"));
+
+    // An `ask` rule is a question: yes writes the file, no leaves it absent.
+    t.line("await Write({file_path: 'yes.txt', content: 'written'})");
+    t.wait_count("allow? [y] yes once", 1);
+    let screen = t.screen();
+    assert!(screen.contains(r#""file_path": "yes.txt""#), "the whole input is shown:\n{screen}");
+    t.line("y");
+    t.wait_count("\"created\":true", 1);
+    assert_eq!(std::fs::read_to_string(dir.join("yes.txt")).unwrap(), "written");
+    t.line("await Write({file_path: 'no.txt', content: 'refused'})");
+    t.wait_count("allow? [y] yes once", 2);
+    t.line("n");
+    t.wait_count("declined", 1);
+    assert!(!dir.join("no.txt").exists(), "a refused call wrote nothing");
+
+    // Ctrl-D leaves; the history kept what was typed, privately.
+    t.send(&["C-d"]);
+    t.wait("the REPL to exit", |_| t.dead());
+    let kept = std::fs::read_to_string(&history).unwrap();
+    assert!(kept.contains("let x = 41") && kept.contains("x +"), "{kept}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&history).unwrap().permissions().mode() & 0o777, 0o600);
+}
