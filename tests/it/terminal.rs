@@ -119,6 +119,10 @@ fn the_interactive_repl_works_like_a_person_expects() {
     t.line("1");
     t.wait(r#"the line "42""#, |s| s.lines().any(|l| l.trim() == "42"));
 
+    // The history (written by now) is wrepl's own: out of the tools' reach.
+    t.line("await cat('state/history').then(() => 'read', e => 'refused: ' + e.kind)");
+    t.wait_count("refused: protected", 1);
+
     // Ctrl-C stops the running evaluation, not the REPL; x is still there.
     t.line("await gl('*.none'); while (true) {}");
     t.wait_count("Glob Complete", 1);
