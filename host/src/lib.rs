@@ -93,7 +93,7 @@ pub use pipeline::dispatcher::{
 };
 pub use pipeline::events::{EventSink, Phase, ProgressEvent};
 pub use pipeline::permissions::Decision;
-pub use pipeline::settings::{Settings, SettingsError};
+pub use pipeline::settings::{ClaudeSettings, Settings, SettingsError};
 /// How `Bash` commands are confined (Landlock, namespaces; see the module docs), and what works here.
 pub use process::confine as confinement;
 pub use repl::{

@@ -206,3 +206,62 @@ fn an_invalid_settings_file_states_its_reason_once() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).matches("unbalanced parentheses").count(), 1, "{}", stderr(&o));
 }
+
+/// `wrepl` with `dir` as its working directory and HOME.
+fn wrepl_at(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let project = base.join("project");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(base.join("shared")).unwrap();
+    std::fs::write(base.join("shared/notes.txt"), "shared notes").unwrap();
+    std::fs::write(project.join("secret.txt"), "s3cret").unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        r#"{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "env": {"DEBUG": "1"},
+  "includeCoAuthoredBy": false,
+  "permissions": {
+    "allow": ["Bash(echo *)", "Bash(printf:*)", "WebFetch(domain:docs.rs)"],
+    "deny": ["Read(./secret.txt)"],
+    "additionalDirectories": ["../shared"],
+    "defaultMode": "acceptEdits"
+  }
+}"#,
+    )
+    .unwrap();
+    let code = "[(await Bash({command: 'echo hi'})).stdout.trim(), (await Bash({command: 'printf x'})).stdout, \
+                await cat('../shared/notes.txt'), await cat('secret.txt').catch(e => e.kind)].join('|')";
+    for how in [vec!["--claude-settings"], vec!["--settings", ".claude/settings.json"]] {
+        let mut args = vec!["eval"];
+        args.extend(how.iter().copied());
+        args.extend(["-e", code]);
+        let o = wrepl_at(&project, &args);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{how:?}: {err}");
+        assert_eq!(stdout(&o).trim(), "hi|x|shared notes|denied", "{how:?}: {err}");
+        for named in ["env is not applied", "includeCoAuthoredBy", "WebFetch", "defaultMode \"acceptEdits\""] {
+            assert!(err.contains(named), "{how:?}: {named} is warned about: {err}");
+        }
+        assert!(!err.contains("$schema"), "{err}");
+    }
+    // wrepl's own settings are found in the project, and said so.
+    std::fs::create_dir_all(project.join(".wrepl")).unwrap();
+    std::fs::write(project.join(".wrepl/settings.json"), r#"{"permissions": {"allow": ["Bash(echo:*)"]}}"#).unwrap();
+    let o = wrepl_at(&project, &["eval", "-e", "(await Bash({command: 'echo found'})).stdout.trim()"]);
+    assert_eq!(stdout(&o).trim(), "found", "{}", stderr(&o));
+    assert!(stderr(&o).contains(".wrepl/settings.json"), "{}", stderr(&o));
+}

@@ -111,9 +111,17 @@ pub(crate) struct PolicyArgs {
     /// Deny a permission rule (repeatable; deny beats allow).
     #[arg(long = "deny", value_name = "RULE")]
     deny: Vec<String>,
-    /// Settings file (JSON: permissions, hooks, isolation, confine, allowNet).
+    /// Settings file (JSON: permissions, hooks, isolation, confine, allowNet). A Claude Code settings
+    /// file (in a `.claude/` directory, or with its `$schema`) is read for what it means here: its rules,
+    /// additional directories and hooks, with a warning for each key that is not applied. Default: the
+    /// first of `.wrepl/settings.json` in the project (the first root) and
+    /// `$XDG_CONFIG_HOME/wrepl/settings.json` (else `~/.config/wrepl/settings.json`).
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
+    /// Also read the project's Claude Code settings (`.claude/settings.json` and
+    /// `.claude/settings.local.json`): their rules are added to wrepl's (also: `"claudeSettings": true`).
+    #[arg(long = "claude-settings")]
+    claude_settings: bool,
     /// Workspace root the file tools may touch (repeatable; default: the current directory).
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
@@ -235,10 +243,12 @@ pub(crate) fn builder(
     mcp: &Option<Downstream>,
     engine: Arc<SandboxEngine>,
 ) -> anyhow::Result<ReplBuilder> {
-    let mut settings = match &p.settings {
-        Some(f) => Settings::load(f)?,
-        None => Settings::default(),
+    let project = match p.roots.first() {
+        Some(r) => r.clone(),
+        None => std::env::current_dir()?,
     };
+    let loaded = load_settings(p, &project)?;
+    let mut settings = loaded.settings;
     p.confine.apply(&mut settings);
     let grants_bash = |r: &String| r == "Bash" || r.starts_with("Bash(");
     if p.allow.iter().chain(&settings.permissions.allow).chain(&settings.permissions.ask).any(grants_bash) {
@@ -248,7 +258,8 @@ pub(crate) fn builder(
             allow_net: settings.allow_net,
         });
     }
-    let roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
+    let mut roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
+    roots.extend(loaded.roots);
     let mut b = Repl::builder()
         .engine(engine)
         .roots(roots)
@@ -260,7 +271,7 @@ pub(crate) fn builder(
         b = b.tools(d.tools());
     }
     // wrepl's own files only the command line knows: out of the tools' reach.
-    for f in p.settings.iter().chain(&p.mcp_config) {
+    for f in loaded.files.iter().chain(&p.mcp_config) {
         b = b.protect(f);
     }
     if let Some(store) = default_store_path() {
@@ -282,6 +293,101 @@ pub(crate) fn builder(
         }));
     }
     Ok(b)
+}
+
+/// Settings as the command line and the project give them.
+struct LoadedSettings {
+    settings: Settings,
+    /// The files read (protected from the tools).
+    files: Vec<PathBuf>,
+    /// More roots (a Claude settings file's additional directories).
+    roots: Vec<PathBuf>,
+}
+
+/// Whether `path` holds Claude Code settings rather than wrepl's: it lives
+/// in a `.claude/` directory, or names Claude Code's schema.
+fn is_claude_settings(path: &std::path::Path, text: &str) -> bool {
+    let in_claude_dir = path.parent().and_then(|d| d.file_name()).is_some_and(|n| n == ".claude");
+    let schema = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("$schema").and_then(|s| s.as_str()).map(|s| s.contains("claude")))
+        .unwrap_or(false);
+    in_claude_dir || schema
+}
+
+/// Read one settings file, wrepl's or Claude Code's; warnings on stderr.
+fn read_settings(path: &std::path::Path, project: &std::path::Path) -> anyhow::Result<(Settings, Vec<PathBuf>)> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("settings {}: {e}", path.display()))?;
+    if !is_claude_settings(path, &text) {
+        return Ok((Settings::load(path)?, Vec::new()));
+    }
+    // A file in .claude/ belongs to the directory holding it.
+    let base = match path.parent() {
+        Some(d) if d.file_name().is_some_and(|n| n == ".claude") => d.parent().unwrap_or(project).to_path_buf(),
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => project.to_path_buf(),
+    };
+    let c = Settings::from_claude_json(&text, &base)
+        .map_err(|e| anyhow::anyhow!("settings {} (Claude Code format): {e}", path.display()))?;
+    for w in &c.warnings {
+        eprintln!("wrepl: settings {}: {}", path.display(), wrepl::terminal_safe(w));
+    }
+    Ok((c.settings, c.roots))
+}
+
+/// `--settings`, else the first of the project's `.wrepl/settings.json` and
+/// the user's; then, when asked (`--claude-settings` or the key), the
+/// project's Claude Code settings, whose rules and hooks are added. Every
+/// file found without being named is announced on stderr.
+fn load_settings(p: &PolicyArgs, project: &std::path::Path) -> anyhow::Result<LoadedSettings> {
+    let mut files = Vec::new();
+    let mut roots = Vec::new();
+    let user = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config")))
+        .map(|c| c.join("wrepl/settings.json"));
+    let found = match &p.settings {
+        Some(f) => Some(f.clone()),
+        None => {
+            let candidates = [Some(project.join(".wrepl/settings.json")), user];
+            let found = candidates.into_iter().flatten().find(|c| c.is_file());
+            if let Some(f) = &found {
+                eprintln!("wrepl: settings from {}", f.display());
+            }
+            found
+        }
+    };
+    let mut settings = match &found {
+        Some(f) => {
+            let (s, r) = read_settings(f, project)?;
+            files.push(f.clone());
+            roots.extend(r);
+            s
+        }
+        None => Settings::default(),
+    };
+    if p.claude_settings || settings.claude_settings {
+        for name in ["settings.json", "settings.local.json"] {
+            let f = project.join(".claude").join(name);
+            if !f.is_file() {
+                continue;
+            }
+            eprintln!("wrepl: settings from {}", f.display());
+            let (s, r) = read_settings(&f, project)?;
+            settings.permissions.allow.extend(s.permissions.allow);
+            settings.permissions.ask.extend(s.permissions.ask);
+            settings.permissions.deny.extend(s.permissions.deny);
+            settings.hooks.pre_tool_use.extend(s.hooks.pre_tool_use);
+            settings.hooks.post_tool_use.extend(s.hooks.post_tool_use);
+            settings.hooks.post_tool_use_failure.extend(s.hooks.post_tool_use_failure);
+            files.push(f);
+            roots.extend(r);
+        }
+        settings.validate()?;
+    }
+    Ok(LoadedSettings { settings, files, roots })
 }
 
 /// A sandbox engine with the default options, fuel metering on or off.
