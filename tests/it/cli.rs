@@ -265,3 +265,37 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
     assert_eq!(stdout(&o).trim(), "found", "{}", stderr(&o));
     assert!(stderr(&o).contains(".wrepl/settings.json"), "{}", stderr(&o));
 }
+
+#[test]
+fn mcp_config_auto_finds_the_projects_mcp_json_and_expands_variables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().canonicalize().unwrap();
+    // The downstream server is wrepl itself (`wrepl serve` speaks MCP on stdio).
+    std::fs::write(
+        project.join(".mcp.json"),
+        r#"{"mcpServers": {"inner": {"command": "${WREPL_TEST_BIN}", "args": ["serve", "--root", "${INNER_ROOT:-.}"]}}}"#,
+    )
+    .unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_wrepl"));
+        c.args(["types", "--mcp-config", "auto"]).current_dir(&project).env("HOME", &project).stdin(Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let o = run(&[("WREPL_TEST_BIN", env!("CARGO_BIN_EXE_wrepl"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("mcp__inner__repl"), "{}", stdout(&o));
+    assert!(stderr(&o).contains(".mcp.json"), "the file found is named: {}", stderr(&o));
+    // A variable that is not set (and has no default) is a clear error.
+    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(["types", "--mcp-config", "auto"])
+        .current_dir(&project)
+        .env_remove("WREPL_TEST_BIN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("WREPL_TEST_BIN is not set"), "{}", stderr(&o));
+}

@@ -128,8 +128,9 @@ pub(crate) struct PolicyArgs {
     /// Print inner-call progress events to stderr.
     #[arg(long)]
     progress: bool,
-    /// Downstream MCP servers (JSON `{"mcpServers": {...}}`) whose tools scripts may call as
-    /// `mcp__<server>__<tool>` (each must be granted, e.g. --allow mcp__srv__tool).
+    /// Downstream MCP servers (JSON `{"mcpServers": {...}}`, with `${VAR}` and `${VAR:-default}`
+    /// expanded) whose tools scripts may call as `mcp__<server>__<tool>` (each must be granted, e.g.
+    /// --allow mcp__srv__tool). `auto`: the project's `.mcp.json`, if there is one.
     #[arg(long = "mcp-config", value_name = "FILE")]
     mcp_config: Option<PathBuf>,
     /// How Bash commands are confined.
@@ -226,9 +227,31 @@ impl StoreArgs {
 }
 
 /// Connect the downstream MCP servers of `--mcp-config` (warnings to stderr).
+/// The MCP config file the flags name: `--mcp-config FILE`, or with
+/// `--mcp-config auto` the project's `.mcp.json` when there is one.
+fn mcp_config_file(p: &PolicyArgs) -> anyhow::Result<Option<PathBuf>> {
+    match &p.mcp_config {
+        Some(f) if f.as_os_str() == "auto" => {
+            let project = match p.roots.first() {
+                Some(r) => r.clone(),
+                None => std::env::current_dir()?,
+            };
+            let found = project.join(".mcp.json");
+            if found.is_file() {
+                eprintln!("wrepl: MCP servers from {}", found.display());
+                Ok(Some(found))
+            } else {
+                eprintln!("wrepl: --mcp-config auto: no .mcp.json in {}", project.display());
+                Ok(None)
+            }
+        }
+        other => Ok(other.clone()),
+    }
+}
+
 pub(crate) async fn downstream(p: &PolicyArgs) -> anyhow::Result<Option<Downstream>> {
-    let Some(path) = &p.mcp_config else { return Ok(None) };
-    let config = DownstreamConfig::load(path)?;
+    let Some(path) = mcp_config_file(p)? else { return Ok(None) };
+    let config = DownstreamConfig::load(&path)?;
     let d = Downstream::connect(config).await?;
     for w in d.warnings() {
         eprintln!("wrepl: {w}");
@@ -271,7 +294,11 @@ pub(crate) fn builder(
         b = b.tools(d.tools());
     }
     // wrepl's own files only the command line knows: out of the tools' reach.
-    for f in loaded.files.iter().chain(&p.mcp_config) {
+    let mcp_file = match &p.mcp_config {
+        Some(f) if f.as_os_str() == "auto" => Some(project.join(".mcp.json")),
+        other => other.clone(),
+    };
+    for f in loaded.files.iter().chain(&mcp_file) {
         b = b.protect(f);
     }
     if let Some(store) = default_store_path() {

@@ -118,9 +118,24 @@ pub(super) fn is_wire_part(s: &str) -> bool {
 }
 
 impl DownstreamConfig {
-    /// Parse a config from JSON text.
+    /// Parse a config from JSON text, expanding `${VAR}` and
+    /// `${VAR:-default}` from wrepl's environment (see
+    /// [`DownstreamConfig::from_json_with`]).
     pub fn from_json(text: &str) -> Result<Self, DownstreamError> {
-        let raw: RawConfig = serde_json::from_str(text).map_err(|e| DownstreamError::Invalid(e.to_string()))?;
+        Self::from_json_with(text, &|name| std::env::var(name).ok())
+    }
+
+    /// Parse a config from JSON text. In `command`, `args`, `env` values,
+    /// `cwd`, `url` and `headers` values, `${VAR}` is replaced by `lookup`'s
+    /// value of `VAR`, and `${VAR:-default}` by it or, when it is unset or
+    /// empty, by `default` (as `.mcp.json` files for other clients write
+    /// them). A variable that is unset, without a default, is an error
+    /// naming it: a server never starts with a hole in its arguments.
+    pub fn from_json_with(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, DownstreamError> {
+        let mut raw: RawConfig = serde_json::from_str(text).map_err(|e| DownstreamError::Invalid(e.to_string()))?;
+        for (name, server) in raw.mcp_servers.iter_mut() {
+            server.expand(lookup).map_err(|message| DownstreamError::Server { server: name.clone(), message })?;
+        }
         if raw.mcp_servers.len() > MAX_SERVERS {
             return Err(DownstreamError::Invalid(format!(
                 "{} servers configured; at most {MAX_SERVERS} are allowed",
@@ -152,7 +167,66 @@ impl DownstreamConfig {
     }
 }
 
+/// `text` with every `${VAR}` and `${VAR:-default}` replaced (see
+/// [`DownstreamConfig::from_json_with`]); `field` names it in errors.
+fn expand(text: &str, field: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("{field}: an unclosed \"${{\" in {text:?}"));
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("{field}: {:?} is not a variable name (in {text:?})", name));
+        }
+        match lookup(name).filter(|v| !v.is_empty()).or_else(|| default.map(str::to_string)) {
+            Some(v) => out.push_str(&v),
+            None => {
+                return Err(format!(
+                    "{field}: the environment variable {name} is not set (write ${{{name}:-default}} to give a default)"
+                ))
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 impl RawServer {
+    /// Expand variables in every field that may hold them.
+    fn expand(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        if let Some(c) = &mut self.command {
+            *c = expand(c, "command", lookup)?;
+        }
+        for (i, a) in self.args.iter_mut().flatten().enumerate() {
+            *a = expand(a, &format!("args[{i}]"), lookup)?;
+        }
+        for (k, v) in self.env.iter_mut().flatten() {
+            *v = expand(v, &format!("env.{k}"), lookup)?;
+        }
+        if let Some(c) = &mut self.cwd {
+            let text = c.to_string_lossy().into_owned();
+            *c = PathBuf::from(expand(&text, "cwd", lookup)?);
+        }
+        if let Some(u) = &mut self.url {
+            *u = expand(u, "url", lookup)?;
+        }
+        for (k, v) in self.headers.iter_mut().flatten() {
+            *v = expand(v, &format!("headers.{k}"), lookup)?;
+        }
+        Ok(())
+    }
+
     fn into_config(self, name: &str) -> Result<ServerConfig, DownstreamError> {
         let err = |message: String| DownstreamError::Server { server: name.to_string(), message };
         let timeout = match self.timeout_ms {
@@ -213,5 +287,42 @@ impl RawServer {
             }
         };
         Ok(ServerConfig { transport, timeout })
+    }
+}
+
+#[cfg(test)]
+mod expansion_tests {
+    use super::*;
+
+    #[test]
+    fn variables_are_expanded_with_defaults_and_a_missing_one_is_an_error() {
+        let lookup = |n: &str| match n {
+            "TOKEN" => Some("t0k".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        let json = r#"{"mcpServers": {
+            "a": {"command": "${BIN:-npx}", "args": ["-y", "pkg@${VER:-1}", "--key=${TOKEN}"], "env": {"K": "${TOKEN}"}},
+            "b": {"url": "https://${HOST:-example.com}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "c": {"command": "run", "args": ["${EMPTY:-fallback}", "$HOME stays", "50$"]}
+        }}"#;
+        let c = DownstreamConfig::from_json_with(json, &lookup).unwrap();
+        let ServerTransport::Stdio { command, args, env, .. } = &c.servers["a"].transport else { panic!() };
+        assert_eq!(command, "npx");
+        assert_eq!(args, &["-y", "pkg@1", "--key=t0k"]);
+        assert_eq!(env["K"], "t0k");
+        let ServerTransport::Http { url, headers } = &c.servers["b"].transport else { panic!() };
+        assert_eq!(url, "https://example.com/mcp");
+        assert_eq!(headers["Authorization"], "Bearer t0k");
+        let ServerTransport::Stdio { args, .. } = &c.servers["c"].transport else { panic!() };
+        assert_eq!(args, &["fallback", "$HOME stays", "50$"]);
+        for (bad, says) in [
+            (r#"{"mcpServers": {"a": {"command": "x", "args": ["${NOPE}"]}}}"#, "NOPE is not set"),
+            (r#"{"mcpServers": {"a": {"command": "x", "args": ["${OPEN"]}}}"#, "unclosed"),
+            (r#"{"mcpServers": {"a": {"command": "x", "args": ["${1X}"]}}}"#, "not a variable name"),
+        ] {
+            let e = DownstreamConfig::from_json_with(bad, &lookup).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("args[0]"), "{e}");
+        }
     }
 }
