@@ -299,3 +299,23 @@ fn mcp_config_auto_finds_the_projects_mcp_json_and_expands_variables() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("WREPL_TEST_BIN is not set"), "{}", stderr(&o));
 }
+
+#[test]
+fn typescript_runs_with_its_types_stripped_and_errors_point_at_its_lines() {
+    let o = wrepl(&[
+        "eval",
+        "-e",
+        "const n: number = 21; n * 2",
+        "-e",
+        "interface P { x: number }\nclass C implements P { private readonly x: number = 1; get(): number { return this.x! } }\nnew C().get() as number",
+        "-e",
+        "function g(a: string): never {\n  throw new Error('from line 2')\n}\ng('x')",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["42", "1"], "{}", stderr(&o));
+    assert!(stderr(&o).contains("<repl>:2:13"), "the stack names the TypeScript's own line and column: {}", stderr(&o));
+    // A construct with run-time meaning is refused, saying what to write.
+    let o = wrepl(&["eval", "-e", "enum Color { Red }"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("enum") && stderr(&o).contains("use an object"), "{}", stderr(&o));
+}

@@ -18,6 +18,8 @@ use oxc_ast_visit::{walk, Visit};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_span::{GetSpan, SourceType};
 
+mod typescript;
+
 /// Limits on the code the transform accepts.
 #[derive(Debug, Clone, Copy)]
 pub struct ScriptLimits {
@@ -99,7 +101,29 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     // Fast path: nothing to rewrite and nothing that could load a module.
     // A backslash may spell any of these words with unicode escapes
     // (`\u0072equire`), so such code always takes the parser path.
-    if !mentions_any(code, &["let", "const", "class", "import", "export", "require", "\\"]) {
+    // TypeScript's marks (`:`, `<`, `!`, `as`, declarations) take the
+    // parser path too, where type syntax is stripped.
+    let words = [
+        "let",
+        "const",
+        "class",
+        "import",
+        "export",
+        "require",
+        "\\",
+        ":",
+        "<",
+        "!",
+        " as ",
+        "interface",
+        "type",
+        "enum",
+        "namespace",
+        "declare",
+        "abstract",
+        "satisfies",
+    ];
+    if !mentions_any(code, &words) {
         return Ok(code.to_string());
     }
     // Parsing and walking recurse with the code's nesting. Constructs the
@@ -314,10 +338,38 @@ fn transform(code: &str) -> Result<String, ScriptRejected> {
     let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
     let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
     if let Some(d) = parsed.diagnostics.first() {
+        // Not JavaScript; perhaps TypeScript: then its types become
+        // spaces, and the JavaScript left (at the same positions) goes on.
+        match typescript::strip(code) {
+            Ok(Some(js)) => return transform_js(&js),
+            Err((message, offset)) => {
+                let (line, column) = line_col(code, offset);
+                return Err(ScriptRejected::Syntax { message, line, column });
+            }
+            Ok(None) => {}
+        }
         let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
         let (line, column) = line_col(code, offset);
         return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
     }
+    rewrite(code, &parsed)
+}
+
+/// [`transform`] of code known to be JavaScript (stripped TypeScript).
+fn transform_js(code: &str) -> Result<String, ScriptRejected> {
+    let allocator = Allocator::default();
+    let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
+    if let Some(d) = parsed.diagnostics.first() {
+        let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
+        let (line, column) = line_col(code, offset);
+        return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
+    }
+    rewrite(code, &parsed)
+}
+
+/// The REPL rewrite of parsed JavaScript (see [`prepare`]).
+fn rewrite(code: &str, parsed: &oxc_parser::ParserReturn<'_>) -> Result<String, ScriptRejected> {
     if parsed.panicked {
         return Err(ScriptRejected::Syntax { message: "the code could not be parsed".into(), line: 1, column: 1 });
     }
