@@ -84,12 +84,13 @@ impl Blanker<'_> {
     /// `[from, to)`: a class member's prefix before its name.
     fn cut_modifiers(&mut self, from: u32, to: u32) {
         let Some(text) = self.code.get(from as usize..to as usize) else { return };
-        let mut at = 0;
-        for word in text.split(|c: char| c.is_whitespace()) {
+        for word in text.split_whitespace() {
             if MODIFIERS.contains(&word) {
+                // The word's exact byte offset in `text` (separators may be
+                // any Unicode whitespace, of any length).
+                let at = word.as_ptr() as usize - text.as_ptr() as usize;
                 self.cut(from + at as u32, from + (at + word.len()) as u32);
             }
-            at += word.len() + 1;
         }
     }
 
@@ -248,10 +249,11 @@ impl<'a> Visit<'a> for Blanker<'_> {
     fn visit_class(&mut self, it: &Class<'a>) {
         if it.r#abstract {
             // `abstract class`: the word before `class`.
-            if let Some(text) = self.code.get(it.span.start as usize..it.span.end as usize) {
-                if let Some(i) = text.find("abstract") {
-                    self.cut(it.span.start + i as u32, it.span.start + i as u32 + 8);
-                }
+            // Only before the `class` keyword (the body may say `abstract` too).
+            let head =
+                self.code.get(it.span.start as usize..it.span.end as usize).and_then(|t| t.split("class").next());
+            if let Some(i) = head.and_then(|h| h.find("abstract")) {
+                self.cut(it.span.start + i as u32, it.span.start + i as u32 + 8);
             }
         }
         if let (Some(first), Some(last)) = (it.implements.first(), it.implements.last()) {
@@ -325,6 +327,7 @@ mod tests {
                 "class C extends B { x = 1; static y ; constructor() { super() } m() {} }",
             ),
             ("abstract class K { abstract m(): void; n() { return 1 } }", "class K { n() { return 1 } }"),
+            ("class U { private\u{a0}readonly\u{2003}ü = 1 }", "class U { ü = 1 }"),
             ("declare const g: any;\nfunction o(a: string): void;\nfunction o(a: any) { return a }", "function o(a ) { return a }"),
             ("const f = async <T,>(x: T): Promise<T> => x; f<number>(1)", "const f = async (x ) => x; f (1)"),
         ];
