@@ -86,6 +86,15 @@ fn json_output_has_one_object_per_snippet() {
         }
     }
     assert_eq!(o.status.code(), Some(1));
+    // The inner calls, as tool_use/tool_result pairs.
+    let o = wrepl(&["eval", "--json", "-e", "(await gl('*.none')).length"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let calls = v["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{v}");
+    assert_eq!((calls[0]["type"].as_str(), calls[0]["name"].as_str()), (Some("tool_use"), Some("Glob")), "{v}");
+    assert_eq!(calls[1]["type"], "tool_result");
+    assert_eq!(calls[1]["tool_use_id"], calls[0]["id"]);
+    assert!(v["script_ms"].is_number() && v["wall_ms"].is_number(), "{v}");
 }
 
 #[test]

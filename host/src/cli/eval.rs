@@ -216,6 +216,11 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                     "error": r.error,
                     "timed_out": r.timed_out,
                     "context_reset": r.context_reset,
+                    "abandoned_calls": r.abandoned_calls,
+                    "calls": wrepl::mcp::server::transcript(&r.calls),
+                    "new_tools": r.new_tools,
+                    "script_ms": r.script_ms,
+                    "wall_ms": r.wall_ms,
                 }),
             )?;
             writeln!(out)?;
