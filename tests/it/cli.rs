@@ -328,3 +328,39 @@ fn typescript_runs_with_its_types_stripped_and_errors_point_at_its_lines() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("enum") && stderr(&o).contains("use an object"), "{}", stderr(&o));
 }
+
+#[test]
+fn bash_default_timeout_comes_from_settings_or_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let code = "await Bash({command: 'sleep 60'}).then(() => 'finished', e => e.kind + ': ' + e.message)";
+    let root = dir.to_str().unwrap();
+    let run = |extra_env: Option<&str>, settings: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_wrepl"));
+        c.args(["eval", "--root", root, "--allow", "Bash"]);
+        if let Some(s) = settings {
+            let f = dir.join("s.json");
+            std::fs::write(&f, s).unwrap();
+            c.arg("--settings").arg(f);
+        }
+        c.args(["-e", code]).env_remove("BASH_DEFAULT_TIMEOUT_MS").stdin(Stdio::null());
+        if let Some(v) = extra_env {
+            c.env("BASH_DEFAULT_TIMEOUT_MS", v);
+        }
+        c.output().unwrap()
+    };
+    let o = run(Some("300"), None);
+    assert!(stdout(&o).contains("timeout: Bash timed out after its native timeout of 300 ms"), "{}", stderr(&o));
+    // The settings key wins over the environment.
+    let o = run(Some("300"), Some(r#"{"bashDefaultTimeoutMs": 400}"#));
+    assert!(stdout(&o).contains("native timeout of 400 ms"), "{}{}", stdout(&o), stderr(&o));
+    for (env, settings, says) in [
+        (Some("soon"), None, "BASH_DEFAULT_TIMEOUT_MS must be"),
+        (None, Some(r#"{"bashDefaultTimeoutMs": 0}"#), "bashDefaultTimeoutMs must be"),
+        (None, Some(r#"{"bashDefaultTimeoutMs": 700000}"#), "bashDefaultTimeoutMs must be"),
+    ] {
+        let o = run(env, settings);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}

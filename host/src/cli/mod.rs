@@ -273,6 +273,20 @@ pub(crate) fn builder(
     let loaded = load_settings(p, &project)?;
     let mut settings = loaded.settings;
     p.confine.apply(&mut settings);
+    if settings.bash_default_timeout_ms.is_none() {
+        if let Some(v) = std::env::var_os("BASH_DEFAULT_TIMEOUT_MS") {
+            let ms = v
+                .to_str()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|ms| (1..=600_000).contains(ms))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "BASH_DEFAULT_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000, got {v:?}"
+                    )
+                })?;
+            settings.bash_default_timeout_ms = Some(ms);
+        }
+    }
     let grants_bash = |r: &String| r == "Bash" || r.starts_with("Bash(");
     if p.allow.iter().chain(&settings.permissions.allow).chain(&settings.permissions.ask).any(grants_bash) {
         // Say it once, at startup, when Bash may run and cannot be fully confined.

@@ -161,6 +161,25 @@ pub struct Settings {
     /// and `.claude/settings.local.json`; the CLI's `--claude-settings`).
     #[serde(rename = "claudeSettings")]
     pub claude_settings: bool,
+    /// Bash's timeout for calls that give none, in milliseconds (1 to
+    /// 600000; default 120000). The CLI takes `BASH_DEFAULT_TIMEOUT_MS` from
+    /// its environment when this is not set.
+    #[serde(
+        rename = "bashDefaultTimeoutMs",
+        deserialize_with = "de_bash_timeout",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub bash_default_timeout_ms: Option<u64>,
+}
+
+fn de_bash_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = f64::deserialize(d)?;
+    if !(v.is_finite() && (1.0..=600_000.0).contains(&v) && v.fract() == 0.0) {
+        return Err(de::Error::custom(format!(
+            "bashDefaultTimeoutMs must be a whole number of milliseconds from 1 to 600000, got {v}"
+        )));
+    }
+    Ok(Some(v as u64))
 }
 
 impl Settings {

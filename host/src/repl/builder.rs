@@ -16,7 +16,7 @@ use crate::replay::store::LogStore;
 use crate::runtime::{Ambient, EngineOptions, SandboxEngine, SystemAmbient};
 use crate::script::ScriptLimits;
 use crate::tools::sampling::Sampler;
-use crate::tools::{builtin_tools_with, Tool, Workspace};
+use crate::tools::{Tool, Workspace};
 
 /// Limits of one REPL context.
 #[derive(Debug, Clone)]
@@ -338,7 +338,12 @@ impl ReplBuilder {
             }
         };
         let mut tools: Vec<Arc<dyn Tool>> = if self.builtins {
-            builtin_tools_with(self.sampler.clone())
+            let bash_default = self
+                .settings
+                .bash_default_timeout_ms
+                .map(std::time::Duration::from_millis)
+                .unwrap_or(crate::tools::shell::DEFAULT_TIMEOUT);
+            crate::tools::builtin_tools_configured(self.sampler.clone(), bash_default)
         } else {
             vec![Arc::new(crate::tools::chdir::Chdir)]
         };

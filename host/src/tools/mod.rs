@@ -240,10 +240,19 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 
 /// The built-in tools, with `sampler` answering `haiku` (model sampling).
 pub fn builtin_tools_with(sampler: Option<Arc<dyn sampling::Sampler>>) -> Vec<Arc<dyn Tool>> {
+    builtin_tools_configured(sampler, shell::DEFAULT_TIMEOUT)
+}
+
+/// The built-in tools, with `sampler` answering `haiku`, and Bash's
+/// timeout for calls that give none.
+pub fn builtin_tools_configured(
+    sampler: Option<Arc<dyn sampling::Sampler>>,
+    bash_default_timeout: std::time::Duration,
+) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(chdir::Chdir),
         Arc::new(sampling::Sample::new(sampler)),
-        Arc::new(shell::Bash),
+        Arc::new(shell::Bash::with_default_timeout(bash_default_timeout)),
         Arc::new(files::Read),
         Arc::new(files::Write),
         Arc::new(files::Edit),

@@ -29,8 +29,38 @@ const MAX_TEXT_CHARS: usize = 30_000;
 pub const ENV_PASSTHROUGH: &[&str] = MINIMAL_ENV;
 
 /// Run a shell command.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Bash;
+#[derive(Debug, Clone)]
+pub struct Bash {
+    /// The timeout of a call that gives none.
+    default_timeout: Duration,
+    description: String,
+}
+
+impl Default for Bash {
+    fn default() -> Self {
+        Self::with_default_timeout(DEFAULT_TIMEOUT)
+    }
+}
+
+impl Bash {
+    /// Bash whose calls without a `timeout` get `default` (at most
+    /// [`MAX_TIMEOUT`]).
+    pub fn with_default_timeout(default: Duration) -> Self {
+        let default_timeout = default.clamp(Duration::from_millis(1), MAX_TIMEOUT);
+        let description = DESCRIPTION.replace("{default}", &default_timeout.as_millis().to_string());
+        Self { default_timeout, description }
+    }
+}
+
+const DESCRIPTION: &str = "Run a shell command (bash -c) in the evaluation's working directory. Returns stdout, stderr and the exit code. \
+         The command runs in its own process group, which is killed on timeout (default {default} ms, max 600000 ms) or abort. \
+         Only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM are passed from the host environment. \
+         On Linux the command runs confined by default: it can read everywhere but write only in the workspace roots and \
+         its own $TMPDIR (a fresh directory, removed afterwards; /tmp itself is not writable), wrepl's own files are \
+         hidden, it is pid 1 of its own PID namespace (everything it starts, even with setsid or nohup, ends with it), \
+         and it has no network but its own loopback interface unless allowNet (--allow-net) grants the host's network \
+         (connecting and listening wherever the user can). The result's `confined` and `confinement` fields say what was \
+         in force; with confine \"require\" the command is refused when confinement cannot be set up.";
 
 /// Commands whose every top-level simple command starts with one of these
 /// words (and that parse as a plain list of simple commands without
@@ -113,10 +143,10 @@ fn is_read_only(command: &str) -> bool {
     all_read_only
 }
 
-fn timeout_of(input: &Value) -> Duration {
+fn timeout_of(input: &Value, default: Duration) -> Duration {
     match input.get("timeout").and_then(Value::as_f64) {
         Some(ms) if ms.is_finite() && ms >= 1.0 => Duration::from_millis(ms as u64).min(MAX_TIMEOUT),
-        _ => DEFAULT_TIMEOUT,
+        _ => default,
     }
 }
 
@@ -126,15 +156,7 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command (bash -c) in the evaluation's working directory. Returns stdout, stderr and the exit code. \
-         The command runs in its own process group, which is killed on timeout (default 120000 ms, max 600000 ms) or abort. \
-         Only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM are passed from the host environment. \
-         On Linux the command runs confined by default: it can read everywhere but write only in the workspace roots and \
-         its own $TMPDIR (a fresh directory, removed afterwards; /tmp itself is not writable), wrepl's own files are \
-         hidden, it is pid 1 of its own PID namespace (everything it starts, even with setsid or nohup, ends with it), \
-         and it has no network but its own loopback interface unless allowNet (--allow-net) grants the host's network \
-         (connecting and listening wherever the user can). The result's `confined` and `confinement` fields say what was \
-         in force; with confine \"require\" the command is refused when confinement cannot be set up."
+        &self.description
     }
 
     fn input_schema(&self) -> Value {
@@ -142,7 +164,7 @@ impl Tool for Bash {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "minLength": 1, "description": "The command to run."},
-                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600000, "description": "Timeout in milliseconds (default 120000)."},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600000, "description": format!("Timeout in milliseconds (default {}).", self.default_timeout.as_millis())},
                 "description": {"type": "string", "description": "What the command does, in a few words."}
             },
             "required": ["command"],
@@ -167,7 +189,7 @@ impl Tool for Bash {
     }
 
     fn native_timeout(&self, input: &Value) -> Duration {
-        timeout_of(input)
+        timeout_of(input, self.default_timeout)
     }
 
     /// A shell is never treated as read-only for permission purposes: it is
@@ -317,7 +339,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let ws = Arc::new(Workspace::new([t.path()]).unwrap());
         std::env::set_var("WREPL_TEST_SECRET", "s3cret");
-        let out = Bash
+        let out = Bash::default()
             .call(json!({"command": "pwd; echo err >&2; echo ${WREPL_TEST_SECRET:-unset}; exit 3"}), ctx(&ws))
             .await
             .unwrap();
@@ -340,7 +362,7 @@ mod tests {
              touch {o}/escaped; echo rc=$?",
             o = outside.path().display()
         );
-        let out = Bash.call(json!({ "command": cmd }), ctx(&ws)).await.unwrap();
+        let out = Bash::default().call(json!({ "command": cmd }), ctx(&ws)).await.unwrap();
         let stdout = out.value["stdout"].as_str().unwrap();
         let lines: Vec<&str> = stdout.lines().collect();
         assert_eq!(lines[0], "tmp", "{out:?}");
@@ -359,13 +381,13 @@ mod tests {
         let ws = Arc::new(Workspace::new([t.path()]).unwrap());
         let mut c = ctx(&ws);
         c.confinement = Confinement { mode: ConfineMode::Off, allow_net: false };
-        let out = Bash.call(json!({"command": "echo $$"}), c).await.unwrap();
+        let out = Bash::default().call(json!({"command": "echo $$"}), c).await.unwrap();
         assert_eq!(out.value["confined"], false);
         assert_eq!(out.value["confinement"], "not confined (confine: off)");
         // Not pid 1 of a namespace of its own.
         assert_ne!(out.value["stdout"], "1\n");
         let c = ctx(&ws);
-        let out = Bash.call(json!({"command": "echo $$"}), c).await.unwrap();
+        let out = Bash::default().call(json!({"command": "echo $$"}), c).await.unwrap();
         assert_eq!(out.value["stdout"], "1\n", "a confined command is its PID namespace's init");
     }
 
@@ -378,7 +400,7 @@ mod tests {
         let marker = format!("30.{}{}", std::process::id(), line!());
         let ready = t.path().join("ready");
         let cmd = format!("sleep {marker} & setsid sleep {marker} & echo ok > {r}; wait", r = ready.display());
-        let task = tokio::spawn(Bash.call(json!({ "command": cmd }), c));
+        let task = tokio::spawn(Bash::default().call(json!({ "command": cmd }), c));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while (host_pids_with(&marker).len() < 2 || !ready.exists()) && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -420,8 +442,11 @@ mod tests {
 
     #[test]
     fn timeouts() {
-        assert_eq!(timeout_of(&json!({"command": "x"})), DEFAULT_TIMEOUT);
-        assert_eq!(timeout_of(&json!({"command": "x", "timeout": 1500})), Duration::from_millis(1500));
-        assert_eq!(timeout_of(&json!({"command": "x", "timeout": 9e9})), MAX_TIMEOUT);
+        assert_eq!(timeout_of(&json!({"command": "x"}), DEFAULT_TIMEOUT), DEFAULT_TIMEOUT);
+        assert_eq!(timeout_of(&json!({"command": "x", "timeout": 1500}), DEFAULT_TIMEOUT), Duration::from_millis(1500));
+        assert_eq!(timeout_of(&json!({"command": "x", "timeout": 9e9}), DEFAULT_TIMEOUT), MAX_TIMEOUT);
+        let short = Bash::with_default_timeout(Duration::from_millis(2500));
+        assert_eq!(short.native_timeout(&json!({"command": "x"})), Duration::from_millis(2500));
+        assert!(short.description().contains("default 2500 ms"), "{}", short.description());
     }
 }
