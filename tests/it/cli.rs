@@ -364,3 +364,17 @@ fn bash_default_timeout_comes_from_settings_or_the_environment() {
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn a_call_left_running_when_the_evaluation_ends_emits_an_aborted_error_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_str().unwrap();
+    // The script ends while its Bash call still runs: the call is abandoned.
+    let o =
+        wrepl(&["eval", "--root", root, "--progress", "--allow", "Bash", "-e", "Bash({command: 'sleep 30'}); 'left'"]);
+    assert_eq!(stdout(&o).trim(), "left", "{}", stderr(&o));
+    let err = stderr(&o);
+    let events: Vec<&str> = err.lines().filter(|l| l.starts_with("[progress]") && l.contains(" Bash ")).collect();
+    let last = events.last().unwrap_or_else(|| panic!("{err}"));
+    assert!(last.contains(" Error ") && last.contains("aborted"), "{events:?}");
+}

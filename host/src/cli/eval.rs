@@ -102,10 +102,7 @@ pub(crate) fn print_restore_report(repl: &wrepl::Repl, out: &Output) {
         eprintln!("[wrepl] {}", r.summary);
     }
     for b in r.blocks.iter().filter(|b| b.verdict == wrepl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
-        eprintln!(
-            "[wrepl] block {}: {:?} {:?} outcome_unknown={:?}",
-            b.block, b.verdict, b.divergence, b.outcome_unknown
-        );
+        eprintln!("[wrepl] {}", out.safe(&b.describe()));
     }
 }
 

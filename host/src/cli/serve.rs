@@ -183,7 +183,18 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             })
             .await?;
         }
-        _ => serve_stdio(options).await?,
+        _ => {
+            use std::io::IsTerminal as _;
+            if std::io::stdin().is_terminal() {
+                // A person started it by hand: say what it is waiting for.
+                eprintln!(
+                    "wrepl: serving MCP on stdio, for an MCP client to start (e.g. {{\"mcpServers\": {{\"wrepl\": \
+                     {{\"command\": \"wrepl\", \"args\": [\"serve\"]}}}}}} in .mcp.json); `wrepl` alone opens the \
+                     interactive REPL. Ctrl-D stops."
+                );
+            }
+            serve_stdio(options).await?
+        }
     }
     if let Some(m) = mcp {
         m.shutdown().await;

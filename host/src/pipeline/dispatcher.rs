@@ -264,12 +264,17 @@ impl Dispatcher {
         let id = ids::tool_use_id();
         let started = Instant::now();
         self.emit(&id, &tool_name, Phase::Start, None, started);
+        // A call whose future is dropped before it settles (the evaluation
+        // ended, was cancelled or stopped) still ends with an error event.
+        let mut unfinished = Unfinished { d: &self, id: &id, tool: &tool_name, started, armed: true };
         let (cwd, eval_cancel) = {
             let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
             (s.cwd.clone(), s.cancel.clone())
         };
         let mut warnings = Vec::new();
         let result = self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started, &mut warnings).await;
+        unfinished.armed = false;
+        drop(unfinished);
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         scope.calls.warnings.append(&mut warnings);
@@ -608,6 +613,25 @@ impl CallHandler for Arc<Dispatcher> {
 
     fn check_schema(&self, schema: &Value) -> Result<(), String> {
         jsonschema::validator_for(schema).map(drop).map_err(|e| e.to_string())
+    }
+}
+
+/// Emits a call's terminal `error` event (`aborted`) when its dispatch is
+/// dropped before the call settled.
+struct Unfinished<'a> {
+    d: &'a Dispatcher,
+    id: &'a str,
+    tool: &'a str,
+    started: Instant,
+    armed: bool,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let message = "aborted: the evaluation ended, was cancelled or was stopped before the call finished";
+            self.d.emit(self.id, self.tool, Phase::Error, Some(message.to_string()), self.started);
+        }
     }
 }
 

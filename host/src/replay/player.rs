@@ -41,6 +41,40 @@ pub struct BlockVerdict {
     pub code: String,
 }
 
+impl BlockVerdict {
+    /// One line for people: the block, its code, and for a drift where it
+    /// left its recording (position, call, what the log has and what the
+    /// code did, where in the code); calls whose outcome is unknown.
+    pub fn describe(&self) -> String {
+        let first = self.code.lines().next().unwrap_or("");
+        let code = match first.char_indices().nth(60) {
+            Some((cut, _)) => format!("{}…", &first[..cut]),
+            None => first.to_string(),
+        };
+        let mut line = format!("block {} ({code})", self.block);
+        match (&self.verdict, &self.divergence) {
+            (Verdict::Drift, Some(d)) => {
+                let call = d.call.map(|c| format!(", call #{c}")).unwrap_or_default();
+                let at = self.location.as_deref().map(|l| format!(" at line:column {l}")).unwrap_or_default();
+                line.push_str(&format!(
+                    ": drift at event {}{call}: the log has {}, the code made {}{at}",
+                    d.position, d.expected, d.actual
+                ));
+            }
+            (Verdict::Drift, None) => line.push_str(": drift"),
+            (Verdict::Threw, _) => line.push_str(": threw, as when it was recorded"),
+            (Verdict::Ok, _) => line.push_str(": ok"),
+        }
+        if !self.outcome_unknown.is_empty() {
+            line.push_str(&format!(
+                "; outcome unknown (the recording process stopped while they ran; not run again): {}",
+                self.outcome_unknown.join(", ")
+            ));
+        }
+        line
+    }
+}
+
 /// What restoring a session found.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct RestoreReport {
@@ -219,6 +253,34 @@ impl RestoreReport {
             count(Verdict::Threw),
             count(Verdict::Drift),
             unknown
+        );
+    }
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::*;
+
+    #[test]
+    fn a_drift_is_told_in_words() {
+        let b = BlockVerdict {
+            block: 3,
+            verdict: Verdict::Drift,
+            divergence: Some(Divergence {
+                position: 2,
+                call: Some(1),
+                expected: "call of Read".into(),
+                actual: "call of Bash".into(),
+            }),
+            location: Some("1:9".into()),
+            outcome_unknown: vec!["#0 Bash".into()],
+            code: "let v = await sh('ls')\nmore".into(),
+        };
+        assert_eq!(
+            b.describe(),
+            "block 3 (let v = await sh('ls')): drift at event 2, call #1: the log has call of Read, the code made \
+             call of Bash at line:column 1:9; outcome unknown (the recording process stopped while they ran; not \
+             run again): #0 Bash"
         );
     }
 }

@@ -669,9 +669,20 @@ fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: 
         }
         1 => {}
         n if !all => {
+            // Where each one starts (1-based lines; the first 50), so the
+            // caller can pick the context that makes its choice unique.
+            let mut lines = Vec::new();
+            let (mut line, mut from) = (1usize, 0usize);
+            for &at in hits.iter().take(50) {
+                line += bytes[from..at].iter().filter(|&&b| b == b'\n').count();
+                from = at;
+                lines.push(line.to_string());
+            }
+            let more = if n > 50 { format!(" (and {} more)", n - 50) } else { String::new() };
             return Err(ToolError::InvalidInput(format!(
-                "old_string occurs {n} times in {shown}; add surrounding context to make it unique, or set replace_all to true to replace every occurrence"
-            )))
+                "old_string occurs {n} times in {shown}, at lines {}{more}; add surrounding context to make it unique, or set replace_all to true to replace every occurrence",
+                lines.join(", ")
+            )));
         }
         _ => {}
     }
@@ -923,7 +934,10 @@ mod tests {
 
         let err =
             call(&Edit, &e, json!({"file_path": "e.txt", "old_string": "foo", "new_string": "baz"})).await.unwrap_err();
-        assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("2 times") && m.contains("replace_all")));
+        assert!(
+            matches!(&err, ToolError::InvalidInput(m) if m.contains("2 times") && m.contains("at lines 2, 3") && m.contains("replace_all")),
+            "{err:?}"
+        );
         let out = call(
             &Edit,
             &e,
