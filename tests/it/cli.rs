@@ -267,12 +267,47 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
         }
         assert!(!err.contains("$schema"), "{err}");
     }
-    // wrepl's own settings are found in the project, and said so.
-    std::fs::create_dir_all(project.join(".wrepl")).unwrap();
-    std::fs::write(project.join(".wrepl/settings.json"), r#"{"permissions": {"allow": ["Bash(echo:*)"]}}"#).unwrap();
-    let o = wrepl_at(&project, &["eval", "-e", "(await Bash({command: 'echo found'})).stdout.trim()"]);
+    // The user's settings are read when they lie outside the roots...
+    let home = base.join("home");
+    std::fs::create_dir_all(home.join(".config/wrepl")).unwrap();
+    std::fs::write(home.join(".config/wrepl/settings.json"), r#"{"permissions": {"allow": ["Bash(echo:*)"]}}"#)
+        .unwrap();
+    let echo = ["eval", "-e", "(await Bash({command: 'echo found'})).stdout.trim()"];
+    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(echo)
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(stdout(&o).trim(), "found", "{}", stderr(&o));
-    assert!(stderr(&o).contains(".wrepl/settings.json"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("settings from") && stderr(&o).contains(".config/wrepl/settings.json"));
+    // ...and not when a root holds them: the tools could have written them.
+    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(["eval", "--root"])
+        .arg(&base)
+        .args(&echo[1..])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("not read: it lies inside a workspace root"), "{}", stderr(&o));
+    assert_ne!(stdout(&o).trim(), "found", "{}", stderr(&o));
+    // Nor may the tools create them for a later run.
+    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(["eval", "--root"])
+        .arg(&base)
+        .args(["--allow", "Write", "-e", "await Write({file_path: 'home/.config/wrepl/x/../settings.json', content: '{}'}).then(() => 'written', e => e.kind)"])
+        .current_dir(&base)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "protected", "{}", stderr(&o));
 }
 
 #[test]
@@ -354,14 +389,21 @@ fn bash_default_timeout_comes_from_settings_or_the_environment() {
     // The settings key wins over the environment.
     let o = run(Some("300"), Some(r#"{"bashDefaultTimeoutMs": 400}"#));
     assert!(stdout(&o).contains("native timeout of 400 ms"), "{}{}", stdout(&o), stderr(&o));
-    for (env, settings, says) in [
-        (Some("soon"), None, "BASH_DEFAULT_TIMEOUT_MS must be"),
-        (None, Some(r#"{"bashDefaultTimeoutMs": 0}"#), "bashDefaultTimeoutMs must be"),
-        (None, Some(r#"{"bashDefaultTimeoutMs": 700000}"#), "bashDefaultTimeoutMs must be"),
-    ] {
-        let o = run(env, settings);
+    // A bad settings value is an error; a bad inherited variable is said
+    // and set aside (or capped), and wrepl still starts.
+    for settings in [r#"{"bashDefaultTimeoutMs": 0}"#, r#"{"bashDefaultTimeoutMs": 700000}"#] {
+        let o = run(None, Some(settings));
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        assert!(stderr(&o).contains("bashDefaultTimeoutMs must be"), "{}", stderr(&o));
+    }
+    for (v, says) in [("soon", "ignored"), ("1800000", "using 600000")] {
+        let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(["eval", "--root", root, "-e", "1"])
+            .env("BASH_DEFAULT_TIMEOUT_MS", v)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success() && stderr(&o).contains(says), "{v}: {}", stderr(&o));
     }
 }
 

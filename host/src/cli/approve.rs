@@ -100,19 +100,28 @@ impl Approver for TerminalApprover {
 /// Answer questions by reading lines from stdin (for `wrepl eval`, whose
 /// code does not come from stdin), until the approver is gone.
 pub(crate) async fn answer_from_stdin(mut asks: mpsc::UnboundedReceiver<Ask>) {
-    while let Some(ask) = asks.recv().await {
+    while let Some(mut ask) = asks.recv().await {
+        if ask.reply.is_closed() {
+            continue;
+        }
         eprint!("{}{PROMPT}", ask.text);
         let _ = std::io::stderr().flush();
-        let line = tokio::task::spawn_blocking(|| {
+        // A thread of its own, not the runtime's blocking pool: a read the
+        // evaluation no longer waits for must not hold up the exit.
+        let (tx, rx) = oneshot::channel();
+        let _ = std::thread::Builder::new().name("wrepl-ask".into()).spawn(move || {
             let mut line = String::new();
-            match std::io::stdin().lock().read_line(&mut line) {
+            let read = match std::io::stdin().lock().read_line(&mut line) {
                 Ok(0) | Err(_) => None,
                 Ok(_) => Some(line),
-            }
-        })
-        .await
-        .ok()
-        .flatten();
+            };
+            let _ = tx.send(read);
+        });
+        let line = tokio::select! {
+            read = rx => read.ok().flatten(),
+            // The call stopped waiting (its evaluation ended).
+            _ = ask.reply.closed() => None,
+        };
         let answer = line.as_deref().map(Answer::parse).unwrap_or(Answer::No);
         let _ = ask.reply.send(answer);
     }

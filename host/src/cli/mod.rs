@@ -84,15 +84,20 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         eprintln!("\nwrepl: no subcommand (and stdin is not a terminal, so no interactive REPL): try `wrepl eval`");
         return Ok(ExitCode::from(2));
     };
-    // Output commands end quietly on a closed pipe (`| head`); a server
-    // keeps running when a client goes away.
-    if !matches!(command, Command::Serve(_)) {
+    // Commands that only print end quietly on a closed pipe (`| head`).
+    // The others keep SIGPIPE ignored: a hook or an MCP server that exits
+    // without reading its stdin must not end wrepl, nor a client a server.
+    if matches!(command, Command::Log { .. } | Command::Store { .. } | Command::Types(_) | Command::Doctor(_)) {
         if let Err(e) = wrepl::confinement::default_sigpipe() {
             eprintln!("wrepl: warning: cannot restore SIGPIPE's default: {e}");
         }
     }
     match command {
-        Command::Eval(args) => eval::run(args).await,
+        // A closed stdout ends `eval` quietly too, by its write error.
+        Command::Eval(args) => match eval::run(args).await {
+            Err(e) if broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+            other => other,
+        },
         Command::Repl(args) => repl::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Types(args) => types::run(args).await,
@@ -272,19 +277,25 @@ pub(crate) fn builder(
     };
     let loaded = load_settings(p, &project)?;
     let mut settings = loaded.settings;
+    let claude_key = settings.claude_settings;
     p.confine.apply(&mut settings);
     if settings.bash_default_timeout_ms.is_none() {
+        // Often inherited from another agent's environment: a value wrepl
+        // cannot use is said and set aside, never a reason not to start.
         if let Some(v) = std::env::var_os("BASH_DEFAULT_TIMEOUT_MS") {
-            let ms = v
-                .to_str()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .filter(|ms| (1..=600_000).contains(ms))
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "BASH_DEFAULT_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000, got {v:?}"
-                    )
-                })?;
-            settings.bash_default_timeout_ms = Some(ms);
+            match v.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
+                Some(ms @ 1..=600_000) => settings.bash_default_timeout_ms = Some(ms),
+                Some(ms) if ms > 600_000 => {
+                    eprintln!(
+                        "wrepl: BASH_DEFAULT_TIMEOUT_MS={ms} is more than Bash's 600000 ms maximum: using 600000"
+                    );
+                    settings.bash_default_timeout_ms = Some(600_000);
+                }
+                _ => eprintln!(
+                    "wrepl: BASH_DEFAULT_TIMEOUT_MS={} is not a whole number of milliseconds from 1 to 600000: ignored",
+                    wrepl::terminal_safe(&v.to_string_lossy())
+                ),
+            }
         }
     }
     let grants_bash = |r: &String| r == "Bash" || r.starts_with("Bash(");
@@ -312,7 +323,10 @@ pub(crate) fn builder(
         Some(f) if f.as_os_str() == "auto" => Some(project.join(".mcp.json")),
         other => other.clone(),
     };
-    for f in loaded.files.iter().chain(&mcp_file) {
+    // Also what wrepl would read on its own if it existed: the tools must
+    // not create it for a later run.
+    let claude_dir = (p.claude_settings || claude_key).then(|| project.join(".claude"));
+    for f in loaded.files.iter().chain(&mcp_file).chain(&user_settings_file()).chain(&claude_dir) {
         b = b.protect(f);
     }
     if let Some(store) = default_store_path() {
@@ -334,6 +348,34 @@ pub(crate) fn builder(
         }));
     }
     Ok(b)
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>().and_then(|j| j.io_error_kind()) == Some(BrokenPipe)
+    })
+}
+
+/// `$XDG_CONFIG_HOME/wrepl/settings.json`, else `~/.config/wrepl/settings.json`.
+fn user_settings_file() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config")))
+        .map(|c| c.join("wrepl/settings.json"))
+}
+
+/// Whether `file` lies inside one of the workspace roots (as given, and
+/// with symbolic links resolved).
+fn inside_a_root(file: &std::path::Path, p: &PolicyArgs, project: &std::path::Path) -> bool {
+    let roots: Vec<PathBuf> = if p.roots.is_empty() { vec![project.to_path_buf()] } else { p.roots.clone() };
+    let real = |x: &std::path::Path| x.canonicalize().unwrap_or_else(|_| x.to_path_buf());
+    let f = real(file);
+    roots.iter().any(|r| f.starts_with(real(r)) || file.starts_with(r))
 }
 
 /// Settings as the command line and the project give them.
@@ -376,29 +418,32 @@ fn read_settings(path: &std::path::Path, project: &std::path::Path) -> anyhow::R
     Ok((c.settings, c.roots))
 }
 
-/// `--settings`, else the first of the project's `.wrepl/settings.json` and
-/// the user's; then, when asked (`--claude-settings` or the key), the
-/// project's Claude Code settings, whose rules and hooks are added. Every
-/// file found without being named is announced on stderr.
+/// `--settings`, else the user's `~/.config/wrepl/settings.json` when it lies
+/// outside every root (a file the tools could have written, in this run or
+/// an earlier one, is never read on wrepl's own initiative); then, when
+/// asked (`--claude-settings` or the key), the project's Claude Code
+/// settings, whose rules and hooks are added. A file found without being
+/// named is announced on stderr.
 fn load_settings(p: &PolicyArgs, project: &std::path::Path) -> anyhow::Result<LoadedSettings> {
     let mut files = Vec::new();
     let mut roots = Vec::new();
-    let user = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config")))
-        .map(|c| c.join("wrepl/settings.json"));
     let found = match &p.settings {
         Some(f) => Some(f.clone()),
-        None => {
-            let candidates = [Some(project.join(".wrepl/settings.json")), user];
-            let found = candidates.into_iter().flatten().find(|c| c.is_file());
-            if let Some(f) = &found {
-                eprintln!("wrepl: settings from {}", f.display());
+        None => match user_settings_file().filter(|f| f.is_file()) {
+            Some(f) if inside_a_root(&f, p, project) => {
+                eprintln!(
+                    "wrepl: settings {} not read: it lies inside a workspace root, where the tools could have \
+                     written it; name it with --settings to use it",
+                    f.display()
+                );
+                None
             }
-            found
-        }
+            Some(f) => {
+                eprintln!("wrepl: settings from {}", f.display());
+                Some(f)
+            }
+            None => None,
+        },
     };
     let mut settings = match &found {
         Some(f) => {

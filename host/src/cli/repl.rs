@@ -198,6 +198,10 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                 r = &mut evaluation => break r,
                 _ = sigint.recv() => cancel.cancel(),
                 Some(ask) = asks.recv() => {
+                    // A question whose call stopped waiting is not asked.
+                    if ask.reply.is_closed() {
+                        continue;
+                    }
                     // The question goes through the editor: Ctrl-C there
                     // means no.
                     eprint!("{}", ask.text);

@@ -58,13 +58,15 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = wrepl::mcp::server::DEFAULT_CONTEXT_TTL.as_secs())]
     context_ttl: u64,
     /// At most this many REPL contexts stay live (HTTP); past it, the
-    /// least recently used idle ones are dropped and come back by replay
-    /// when their handle is used again.
+    /// least recently used idle ones are dropped. With --store they come
+    /// back by replay when their handle is used again; without, they are
+    /// gone.
     #[arg(long, value_name = "N", default_value_t = wrepl::mcp::server::MAX_LIVE_CONTEXTS)]
     max_contexts: usize,
     /// At most this much guest memory in all live REPL contexts together,
-    /// in MiB; past it, the least recently used idle ones are dropped (and
-    /// come back by replay when used again).
+    /// in MiB; past it, the least recently used idle ones are dropped (with
+    /// --store they come back by replay when used again; without, they are
+    /// gone).
     #[arg(long, value_name = "MIB", default_value_t = wrepl::mcp::server::DEFAULT_MAX_LIVE_MEMORY >> 20)]
     max_context_memory: u64,
     /// The key that seals context handles and request states (a file of at

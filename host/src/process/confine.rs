@@ -359,8 +359,9 @@ pub fn set_not_dumpable() -> io::Result<()> {
 /// Restores `SIGPIPE`'s default for a command whose output goes to a
 /// pipe (`wrepl log show s | head -1`): a closed pipe then ends it quietly,
 /// where the Rust runtime's ignored `SIGPIPE` would make every later print
-/// fail (and `println!` panic). Not for servers: a client that goes away
-/// must not end them.
+/// fail (and `println!` panic). Only for commands that just print: one
+/// that writes to a child (a hook, an MCP server) or serves clients must
+/// not end when the other side goes away.
 pub fn default_sigpipe() -> io::Result<()> {
     sys::default_sigpipe()
 }

@@ -57,10 +57,15 @@ impl std::fmt::Debug for Target {
 impl Target {
     /// Connect, with TLS when the URL asked for it.
     pub(super) fn connect(&self) -> Result<postgres::Client, postgres::Error> {
-        match &self.tls {
-            Some(tls) => self.config.connect(tls.clone()),
-            None => self.config.connect(postgres::NoTls),
-        }
+        let mut client = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone())?,
+            None => self.config.connect(postgres::NoTls)?,
+        };
+        // The store's one-statement reads after a lock (the head after
+        // taking a lease) rely on each statement seeing what committed
+        // before it: whatever the server's default isolation level.
+        client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
+        Ok(client)
     }
 }
 
@@ -96,7 +101,10 @@ pub(super) fn parse(url: &str, shown: &str) -> Result<Target, StoreError> {
     // Only the TLS parameters are taken out; every other one is passed on
     // to the driver byte for byte (it decodes them itself).
     for raw in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = raw.split_once('=').unwrap_or((raw, ""));
+        let (raw_key, value) = raw.split_once('=').unwrap_or((raw, ""));
+        // The driver decodes keys too: `%73slmode` must not slip past.
+        let key = percent_encoding::percent_decode_str(raw_key).decode_utf8_lossy().into_owned();
+        let key = key.as_str();
         let value = || {
             percent_encoding::percent_decode_str(value)
                 .decode_utf8()
@@ -267,5 +275,6 @@ mod tests {
         );
         assert!(err("mysql://u@h/db").contains("postgres://"));
         assert!(err("postgres://u@h/db?bogus=1").contains("bogus"));
+        assert!(err("postgres://u@h/db?%73slmode=allow").contains("sslmode=allow is not supported"));
     }
 }

@@ -161,7 +161,9 @@ impl Pool {
                     client = c;
                 }
             }
-            job(&mut client);
+            // A job that panics fails its caller (its answer channel is
+            // dropped), not this connection's thread.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut client)));
             if client.is_closed() {
                 seen = self.failures.fetch_add(1, Ordering::SeqCst) + 1;
             }

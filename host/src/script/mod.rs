@@ -314,23 +314,29 @@ pub fn needs_more_input(code: &str) -> bool {
     if end == 0 || code.len() > 1 << 20 {
         return false;
     }
-    let parse = || {
-        let allocator = Allocator::default();
-        let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
-        let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
-        let Some(d) = parsed.diagnostics.first() else { return false };
-        let at = d.labels.iter().map(|l| l.offset() as usize).max().unwrap_or(0);
-        let message = d.message.to_ascii_lowercase();
-        // A template literal may span lines: the parser calls an open one
-        // an unterminated string, at its backtick or at the `}` after its
-        // last substitution (a quoted string cannot span lines).
-        let open_template = message.contains("unterminated string")
-            && code.get(at..).is_some_and(|rest| rest.starts_with('`') || rest.starts_with('}'));
-        at >= end || open_template || message.contains("unterminated multiline comment")
-    };
+    // As JavaScript, then (typed code fails early as JavaScript) as
+    // TypeScript: cut short in either is cut short.
+    let parse = || cut_short(code, end, SourceType::unambiguous()) || cut_short(code, end, SourceType::ts());
     // Deep code may need more stack than this thread has: then it is
     // complete as far as the REPL knows (evaluating it says more).
     check_nesting(code, ScriptLimits::default().max_nesting).is_ok() && std::panic::catch_unwind(parse).unwrap_or(false)
+}
+
+/// Whether `code`, parsed as `source`, fails only where it ends (`end`:
+/// its length without trailing whitespace).
+fn cut_short(code: &str, end: usize, source: SourceType) -> bool {
+    let allocator = Allocator::default();
+    let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, code, source).with_options(options).parse();
+    let Some(d) = parsed.diagnostics.first() else { return false };
+    let at = d.labels.iter().map(|l| l.offset() as usize).max().unwrap_or(0);
+    let message = d.message.to_ascii_lowercase();
+    // A template literal may span lines: the parser calls an open one an
+    // unterminated string, at its backtick or at the `}` after its last
+    // substitution (a quoted string cannot span lines).
+    let open_template = message.contains("unterminated string")
+        && code.get(at..).is_some_and(|rest| rest.starts_with('`') || rest.starts_with('}'));
+    at >= end || open_template || message.contains("unterminated multiline comment")
 }
 
 fn transform(code: &str) -> Result<String, ScriptRejected> {
@@ -447,9 +453,19 @@ mod incomplete_tests {
 
     #[test]
     fn more_lines_are_read_only_where_the_code_is_cut_short() {
-        for cut in
-            ["x +", "function f() {", "let a = [1,", "if (x)", "`a\n${1}", "`abc", "/* note", "foo(", "{", "a = {b: "]
-        {
+        for cut in [
+            "x +",
+            "function f() {",
+            "let a = [1,",
+            "if (x)",
+            "`a\n${1}",
+            "`abc",
+            "/* note",
+            "foo(",
+            "{",
+            "a = {b: ",
+            "function f(a: number) {",
+        ] {
             assert!(needs_more_input(cut), "{cut:?} needs more");
         }
         for whole in

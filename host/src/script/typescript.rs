@@ -35,7 +35,7 @@ pub(super) fn strip(code: &str) -> Result<Option<String>, (String, u32)> {
     if !parsed.diagnostics.is_empty() || parsed.panicked {
         return Ok(None);
     }
-    let mut blanker = Blanker { code, cuts: Vec::new(), refused: None };
+    let mut blanker = Blanker { code, cuts: Vec::new(), semicolons: Vec::new(), refused: None };
     blanker.visit_program(&parsed.program);
     if let Some(r) = blanker.refused {
         return Err(r);
@@ -50,6 +50,13 @@ pub(super) fn strip(code: &str) -> Result<Option<String>, (String, u32)> {
             }
         }
     }
+    // A removed statement or class member still ends what came before it
+    // (`const a = f` / `type T = …` / `(g)()` must not become a call).
+    for at in blanker.semicolons {
+        if let Some(b) = out.get_mut(at as usize) {
+            *b = b';';
+        }
+    }
     // Only whole characters were replaced (cuts are at token boundaries),
     // so this is UTF-8; a failure would be a bug here: refuse, never panic.
     String::from_utf8(out).map(Some).map_err(|_| ("the TypeScript could not be stripped".to_string(), 0))
@@ -58,6 +65,8 @@ pub(super) fn strip(code: &str) -> Result<Option<String>, (String, u32)> {
 struct Blanker<'s> {
     code: &'s str,
     cuts: Vec<(u32, u32)>,
+    /// Where a removed statement began: a `;` goes there.
+    semicolons: Vec<u32>,
     refused: Option<(String, u32)>,
 }
 
@@ -72,6 +81,34 @@ impl Blanker<'_> {
 
     fn cut_span(&mut self, span: Span) {
         self.cut(span.start, span.end);
+    }
+
+    /// Remove a whole statement or class member, leaving a `;`.
+    fn cut_statement(&mut self, span: Span) {
+        if span.start < span.end {
+            self.cut(span.start, span.end);
+            self.semicolons.push(span.start);
+        }
+    }
+
+    /// Remove type syntax after an expression (`as T`, `satisfies T`, `!`),
+    /// refusing where JavaScript would read the next line as going on
+    /// (TypeScript ended the statement there, by the rule of automatic
+    /// semicolons, which the removal would undo).
+    fn cut_after_expression(&mut self, start: u32, end: u32) {
+        self.cut(start, end);
+        let rest = self.code.get(end as usize..).unwrap_or("");
+        let trimmed = rest.trim_start_matches([' ', '\t']);
+        if trimmed.starts_with(['\n', '\r']) {
+            let next = trimmed.trim_start();
+            if next.starts_with(['(', '[', '`', '+', '-', '/']) {
+                self.refuse(
+                    end,
+                    "this line relies on an automatic semicolon after a TypeScript type, which would not hold once \
+                     the type is removed: end the line with `;`",
+                );
+            }
+        }
     }
 
     fn refuse(&mut self, at: u32, message: &str) {
@@ -132,30 +169,35 @@ impl<'a> Visit<'a> for Blanker<'_> {
 
     fn visit_ts_as_expression(&mut self, it: &TSAsExpression<'a>) {
         self.visit_expression(&it.expression);
-        self.cut(it.expression.span().end, it.span.end);
+        self.cut_after_expression(it.expression.span().end, it.span.end);
     }
 
     fn visit_ts_satisfies_expression(&mut self, it: &TSSatisfiesExpression<'a>) {
         self.visit_expression(&it.expression);
-        self.cut(it.expression.span().end, it.span.end);
+        self.cut_after_expression(it.expression.span().end, it.span.end);
     }
 
     fn visit_ts_non_null_expression(&mut self, it: &TSNonNullExpression<'a>) {
         self.visit_expression(&it.expression);
-        self.cut(it.expression.span().end, it.span.end);
+        self.cut_after_expression(it.expression.span().end, it.span.end);
     }
 
     fn visit_ts_type_assertion(&mut self, it: &TSTypeAssertion<'a>) {
+        // `return <T>⏎x` would return nothing once `<T>` is gone.
+        let cut = self.code.get(it.span.start as usize..it.expression.span().start as usize).unwrap_or("");
+        if cut.contains(['\n', '\r']) {
+            self.refuse(it.span.start, "a line break after `<Type>` would end the statement once the type is removed");
+        }
         self.cut(it.span.start, it.expression.span().start);
         self.visit_expression(&it.expression);
     }
 
     fn visit_ts_interface_declaration(&mut self, it: &TSInterfaceDeclaration<'a>) {
-        self.cut_span(it.span);
+        self.cut_statement(it.span);
     }
 
     fn visit_ts_type_alias_declaration(&mut self, it: &TSTypeAliasDeclaration<'a>) {
-        self.cut_span(it.span);
+        self.cut_statement(it.span);
     }
 
     fn visit_ts_enum_declaration(&mut self, it: &TSEnumDeclaration<'a>) {
@@ -164,18 +206,18 @@ impl<'a> Visit<'a> for Blanker<'_> {
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
         if it.declare {
-            self.cut_span(it.span);
+            self.cut_statement(it.span);
         } else {
             self.refuse(it.span.start, "a TypeScript namespace is not supported: use an object or plain declarations");
         }
     }
 
     fn visit_ts_global_declaration(&mut self, it: &TSGlobalDeclaration<'a>) {
-        self.cut_span(it.span);
+        self.cut_statement(it.span);
     }
 
     fn visit_ts_external_module_declaration(&mut self, it: &TSExternalModuleDeclaration<'a>) {
-        self.cut_span(it.span);
+        self.cut_statement(it.span);
     }
 
     fn visit_ts_import_equals_declaration(&mut self, it: &TSImportEqualsDeclaration<'a>) {
@@ -191,7 +233,7 @@ impl<'a> Visit<'a> for Blanker<'_> {
     }
 
     fn visit_ts_index_signature(&mut self, it: &TSIndexSignature<'a>) {
-        self.cut_span(it.span);
+        self.cut_statement(it.span);
     }
 
     fn visit_statement(&mut self, it: &Statement<'a>) {
@@ -203,7 +245,7 @@ impl<'a> Visit<'a> for Blanker<'_> {
             _ => false,
         };
         if declared {
-            self.cut_span(it.span());
+            self.cut_statement(it.span());
         } else {
             walk::walk_statement(self, it);
         }
@@ -225,7 +267,7 @@ impl<'a> Visit<'a> for Blanker<'_> {
         if matches!(it.r#type, FunctionType::TSDeclareFunction | FunctionType::TSEmptyBodyFunctionExpression)
             || it.body.is_none()
         {
-            self.cut_span(it.span);
+            self.cut_statement(it.span);
             return;
         }
         walk::walk_function(self, it, flags);
@@ -267,7 +309,7 @@ impl<'a> Visit<'a> for Blanker<'_> {
 
     fn visit_property_definition(&mut self, it: &PropertyDefinition<'a>) {
         if it.declare || it.r#type == oxc_ast::ast::PropertyDefinitionType::TSAbstractPropertyDefinition {
-            self.cut_span(it.span);
+            self.cut_statement(it.span);
             return;
         }
         self.cut_modifiers(it.span.start, Self::key_start(&it.key, it.span.start, it.computed));
@@ -288,7 +330,7 @@ impl<'a> Visit<'a> for Blanker<'_> {
     fn visit_method_definition(&mut self, it: &MethodDefinition<'a>) {
         // An abstract method or an overload signature has no body.
         if it.value.body.is_none() {
-            self.cut_span(it.span);
+            self.cut_statement(it.span);
             return;
         }
         self.cut_modifiers(it.span.start, Self::key_start(&it.key, it.span.start, it.computed));
@@ -320,17 +362,22 @@ mod tests {
             ("function f<T>(a: T, b?: string): T[] { return [a] }", "function f (a , b ) { return [a] }"),
             ("let x = y as unknown as number;", "let x = y ;"),
             ("let z = obj!.a!.b satisfies B;", "let z = obj .a .b ;"),
-            ("interface A { a: number }\nconst q = <any>p;", "const q = p;"),
-            ("type T = {a: 1} | null; let v!: T;", "let v ;"),
+            ("interface A { a: number }\nconst q = <any>p;", "; const q = p;"),
+            ("type T = {a: 1} | null; let v!: T;", "; let v ;"),
             (
                 "class C<T> extends B<T> implements I, J { private readonly x: number = 1; static y?: string; constructor() { super() } public m(): void {} }",
                 "class C extends B { x = 1; static y ; constructor() { super() } m() {} }",
             ),
-            ("abstract class K { abstract m(): void; n() { return 1 } }", "class K { n() { return 1 } }"),
+            ("abstract class K { abstract m(): void; n() { return 1 } }", "class K { ; n() { return 1 } }"),
             ("class U { private\u{a0}readonly\u{2003}ü = 1 }", "class U { ü = 1 }"),
-            ("declare const g: any;\nfunction o(a: string): void;\nfunction o(a: any) { return a }", "function o(a ) { return a }"),
+            ("declare const g: any;\nfunction o(a: string): void;\nfunction o(a: any) { return a }", "; ; function o(a ) { return a }"),
             ("const f = async <T,>(x: T): Promise<T> => x; f<number>(1)", "const f = async (x ) => x; f (1)"),
         ];
+        // A removed statement still ends the one before it.
+        assert_eq!(
+            js("const a = f\ntype T = number\n(g)()").split_whitespace().collect::<Vec<_>>().join(" "),
+            "const a = f ; (g)()"
+        );
         for (ts, want) in cases {
             let got = js(ts).split_whitespace().collect::<Vec<_>>().join(" ");
             assert_eq!(got, want, "{ts}");
@@ -346,6 +393,8 @@ mod tests {
             ("namespace N { export const a = 1 }", "namespace"),
             ("class P { constructor(private x: number) {} }", "parameter property"),
             ("function f(this: Window) {}", "`this` parameter"),
+            ("let x = y as T\n(z)", "end the line with `;`"),
+            ("function r() { return <T>\nx }", "line break after `<Type>`"),
         ] {
             let (message, _) = strip(ts).unwrap_err();
             assert!(message.contains(says), "{ts}: {message}");

@@ -245,9 +245,12 @@ impl Hub {
             let memory = |c: &Arc<Ctx>| c.memory.load(std::sync::atomic::Ordering::Relaxed);
             let mut held: u64 = contexts.values().map(memory).sum();
             while contexts.len() > self.limits.contexts || held > self.limits.memory {
+                // Past the count, any idle context goes; past the memory
+                // only, one that holds memory (busy ones never go).
+                let by_count = contexts.len() > self.limits.contexts;
                 let oldest = contexts
                     .iter()
-                    .filter(|(_, c)| idle(c))
+                    .filter(|(_, c)| idle(c) && (by_count || memory(c) > 0))
                     .min_by_key(|(_, c)| *lock(&c.last_used))
                     .map(|(k, _)| k.clone());
                 let Some(c) = oldest.and_then(|k| contexts.remove(&k)) else { break };

@@ -173,6 +173,13 @@ fn expand(text: &str, field: &str, lookup: &dyn Fn(&str) -> Option<String>) -> R
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("${") {
+        // `$${` is a literal `${` (for shell code in arguments).
+        if rest[..at].ends_with('$') {
+            out.push_str(&rest[..at]);
+            out.push('{');
+            rest = &rest[at + 2..];
+            continue;
+        }
         out.push_str(&rest[..at]);
         let after = &rest[at + 2..];
         let Some(end) = after.find('}') else {
@@ -188,7 +195,13 @@ fn expand(text: &str, field: &str, lookup: &dyn Fn(&str) -> Option<String>) -> R
         if !valid {
             return Err(format!("{field}: {:?} is not a variable name (in {text:?})", name));
         }
-        match lookup(name).filter(|v| !v.is_empty()).or_else(|| default.map(str::to_string)) {
+        // `${VAR:-default}`: the default when VAR is unset or empty (as in
+        // the shell); `${VAR}`: VAR's value, empty included.
+        let value = match default {
+            Some(d) => Some(lookup(name).filter(|v| !v.is_empty()).unwrap_or_else(|| d.to_string())),
+            None => lookup(name),
+        };
+        match value {
             Some(v) => out.push_str(&v),
             None => {
                 return Err(format!(
@@ -304,7 +317,7 @@ mod expansion_tests {
         let json = r#"{"mcpServers": {
             "a": {"command": "${BIN:-npx}", "args": ["-y", "pkg@${VER:-1}", "--key=${TOKEN}"], "env": {"K": "${TOKEN}"}},
             "b": {"url": "https://${HOST:-example.com}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
-            "c": {"command": "run", "args": ["${EMPTY:-fallback}", "$HOME stays", "50$"]}
+            "c": {"command": "run", "args": ["${EMPTY:-fallback}", "$HOME stays", "50$", "sh $${1} [${EMPTY}]"]}
         }}"#;
         let c = DownstreamConfig::from_json_with(json, &lookup).unwrap();
         let ServerTransport::Stdio { command, args, env, .. } = &c.servers["a"].transport else { panic!() };
@@ -315,7 +328,7 @@ mod expansion_tests {
         assert_eq!(url, "https://example.com/mcp");
         assert_eq!(headers["Authorization"], "Bearer t0k");
         let ServerTransport::Stdio { args, .. } = &c.servers["c"].transport else { panic!() };
-        assert_eq!(args, &["fallback", "$HOME stays", "50$"]);
+        assert_eq!(args, &["fallback", "$HOME stays", "50$", "sh ${1} []"]);
         for (bad, says) in [
             (r#"{"mcpServers": {"a": {"command": "x", "args": ["${NOPE}"]}}}"#, "NOPE is not set"),
             (r#"{"mcpServers": {"a": {"command": "x", "args": ["${OPEN"]}}}"#, "unclosed"),
