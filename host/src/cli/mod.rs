@@ -118,9 +118,9 @@ pub(crate) struct PolicyArgs {
     deny: Vec<String>,
     /// Settings file (JSON: permissions, hooks, isolation, confine, allowNet). A Claude Code settings
     /// file (in a `.claude/` directory, or with its `$schema`) is read for what it means here: its rules,
-    /// additional directories and hooks, with a warning for each key that is not applied. Default: the
-    /// first of `.wrepl/settings.json` in the project (the first root) and
-    /// `$XDG_CONFIG_HOME/wrepl/settings.json` (else `~/.config/wrepl/settings.json`).
+    /// additional directories and hooks, with a warning for each key that is not applied. Default:
+    /// `$XDG_CONFIG_HOME/wrepl/settings.json` (else `~/.config/wrepl/settings.json`), when it lies
+    /// outside every root.
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
     /// Also read the project's Claude Code settings (`.claude/settings.json` and
