@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use wrepl::{timeout_from_ms, EvalOptions, SessionConfig};
+use wrepl::{EvalOptions, SessionConfig};
 
 use super::approve::{answer_from_stdin, TerminalApprover};
 use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
@@ -157,16 +157,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         Some(name) => Some(SessionConfig { on_tamper, wait, ..SessionConfig::new(name, store.open_store()?) }),
         None => None,
     };
-    let timeout = match timeout {
-        None => None,
-        Some(t) => {
-            let ms: f64 = t
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("invalid input: --timeout must be a number of milliseconds, got {t:?}"))?;
-            Some(timeout_from_ms(ms)?)
-        }
-    };
+    let timeout = super::timeout_flag(timeout.as_deref())?;
     if text_cap == 0 {
         anyhow::bail!("invalid input: --text-cap must be at least 1");
     }

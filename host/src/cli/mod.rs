@@ -350,6 +350,16 @@ pub(crate) fn builder(
     Ok(b)
 }
 
+/// The `--timeout MS` flag of `eval` and `repl`, checked.
+pub(crate) fn timeout_flag(t: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
+    let Some(t) = t else { return Ok(None) };
+    let ms: f64 = t
+        .trim()
+        .parse()
+        .map_err(|_| anyhow::anyhow!("invalid input: --timeout must be a number of milliseconds, got {t:?}"))?;
+    Ok(Some(wrepl::timeout_from_ms(ms)?))
+}
+
 /// Whether `e` comes from writing to a closed pipe.
 fn broken_pipe(e: &anyhow::Error) -> bool {
     use std::io::ErrorKind::BrokenPipe;

@@ -17,7 +17,7 @@ use rustyline::hint::Hinter;
 use rustyline::history::{DefaultHistory, History};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
-use wrepl::{timeout_from_ms, CancelToken, EvalOptions, SessionConfig};
+use wrepl::{CancelToken, EvalOptions, SessionConfig};
 
 use super::approve::{Answer, TerminalApprover, PROMPT};
 use super::eval::{print_restore_report, print_result, Output};
@@ -104,16 +104,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
     if !std::io::stdin().is_terminal() {
         anyhow::bail!("the interactive REPL needs a terminal on stdin; to run code from a pipe, use `wrepl eval`");
     }
-    let timeout = match timeout {
-        None => None,
-        Some(t) => {
-            let ms: f64 = t
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("invalid input: --timeout must be a number of milliseconds, got {t:?}"))?;
-            Some(timeout_from_ms(ms)?)
-        }
-    };
+    let timeout = super::timeout_flag(timeout.as_deref())?;
     let history = match history {
         Some(p) if p.as_os_str().is_empty() => None,
         Some(p) => Some(p),
