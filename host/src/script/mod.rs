@@ -132,20 +132,42 @@ pub fn prepare(code: &str, limits: &ScriptLimits) -> Result<String, ScriptReject
     // (measured), so the code's size picks a stack that is large enough:
     // small code is parsed in place, medium code on a long-lived parser
     // thread, large code on a fresh thread with a huge (lazily committed) stack.
-    if code.len() <= INLINE_MAX_BYTES {
+    match on_parse_stack(code, transform) {
+        Parsed::Done(r) => r,
         // A parser panic (oxc has debug assertions that some inputs trip,
         // e.g. a `/* #__PURE__ */` comment in an odd place) is a refusal
         // of the code, never a crash of the caller.
-        return std::panic::catch_unwind(|| transform(code)).unwrap_or_else(|_| Err(parser_failed()));
+        Parsed::Panicked => Err(parser_failed()),
+        Parsed::NoThread(e) => {
+            Err(ScriptRejected::Syntax { message: format!("cannot start the parser: {e}"), line: 1, column: 1 })
+        }
+    }
+}
+
+/// What [`on_parse_stack`] gave.
+enum Parsed<T> {
+    Done(T),
+    Panicked,
+    NoThread(std::io::Error),
+}
+
+/// Run `parse` on `code` with a stack deep enough for it: in place for
+/// small code, else on a fresh thread with [`PARSE_STACK_BYTES`].
+fn on_parse_stack<T: Send + 'static>(code: &str, parse: impl FnOnce(&str) -> T + Send + 'static) -> Parsed<T> {
+    if code.len() <= INLINE_MAX_BYTES {
+        return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(code))) {
+            Ok(v) => Parsed::Done(v),
+            Err(_) => Parsed::Panicked,
+        };
     }
     let owned = code.to_string();
     let worker = std::thread::Builder::new()
         .name("wrepl-parse".into())
         .stack_size(PARSE_STACK_BYTES)
-        .spawn(move || transform(&owned));
+        .spawn(move || parse(&owned));
     match worker {
-        Ok(handle) => handle.join().unwrap_or_else(|_| Err(parser_failed())),
-        Err(e) => Err(ScriptRejected::Syntax { message: format!("cannot start the parser: {e}"), line: 1, column: 1 }),
+        Ok(handle) => handle.join().map_or(Parsed::Panicked, Parsed::Done),
+        Err(e) => Parsed::NoThread(e),
     }
 }
 
@@ -315,11 +337,12 @@ pub fn needs_more_input(code: &str) -> bool {
         return false;
     }
     // As JavaScript, then (typed code fails early as JavaScript) as
-    // TypeScript: cut short in either is cut short.
-    let parse = || cut_short(code, end, SourceType::unambiguous()) || cut_short(code, end, SourceType::ts());
-    // Deep code may need more stack than this thread has: then it is
-    // complete as far as the REPL knows (evaluating it says more).
-    check_nesting(code, ScriptLimits::default().max_nesting).is_ok() && std::panic::catch_unwind(parse).unwrap_or(false)
+    // TypeScript: cut short in either is cut short. On a stack deep enough
+    // for the code, as `prepare` parses it; code too deep, or a parser
+    // failure, counts as complete (evaluating it says more).
+    let parse = move |c: &str| cut_short(c, end, SourceType::unambiguous()) || cut_short(c, end, SourceType::ts());
+    check_nesting(code, ScriptLimits::default().max_nesting).is_ok()
+        && matches!(on_parse_stack(code, parse), Parsed::Done(true))
 }
 
 /// Whether `code`, parsed as `source`, fails only where it ends (`end`:
@@ -468,6 +491,10 @@ mod incomplete_tests {
         ] {
             assert!(needs_more_input(cut), "{cut:?} needs more");
         }
+        // Long input is parsed on the parser's own deep stack, as `prepare`
+        // does it, never on the caller's.
+        let long = format!("x = {}", "a ? b : ".repeat(40_000));
+        assert!(needs_more_input(&long));
         for whole in
             ["", "  ", "let x = 41", "x + 1", "await f()", "}", "1 +* 2", "'unterminated", "let let = 1", "f(1))"]
         {
