@@ -218,10 +218,15 @@ fn an_invalid_settings_file_states_its_reason_once() {
 
 /// `wrepl` with `dir` as its working directory and HOME.
 fn wrepl_at(dir: &std::path::Path, args: &[&str]) -> Output {
+    wrepl_home(dir, dir, args)
+}
+
+/// `wrepl` in `cwd`, with HOME `home` (and no XDG_CONFIG_HOME).
+fn wrepl_home(cwd: &std::path::Path, home: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wrepl"))
         .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
+        .current_dir(cwd)
+        .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
         .stdin(Stdio::null())
         .output()
@@ -272,41 +277,19 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
     std::fs::create_dir_all(home.join(".config/wrepl")).unwrap();
     std::fs::write(home.join(".config/wrepl/settings.json"), r#"{"permissions": {"allow": ["Bash(echo:*)"]}}"#)
         .unwrap();
-    let echo = ["eval", "-e", "(await Bash({command: 'echo found'})).stdout.trim()"];
-    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(echo)
-        .current_dir(&project)
-        .env("HOME", &home)
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let echo = "(await Bash({command: 'echo found'})).stdout.trim()";
+    let o = wrepl_home(&project, &home, &["eval", "-e", echo]);
     assert_eq!(stdout(&o).trim(), "found", "{}", stderr(&o));
     assert!(stderr(&o).contains("settings from") && stderr(&o).contains(".config/wrepl/settings.json"));
     // ...and not when a root holds them: the tools could have written them.
-    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["eval", "--root"])
-        .arg(&base)
-        .args(&echo[1..])
-        .current_dir(&project)
-        .env("HOME", &home)
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let base_root = base.to_str().unwrap();
+    let o = wrepl_home(&project, &home, &["eval", "--root", base_root, "-e", echo]);
     assert!(stderr(&o).contains("not read: it lies inside a workspace root"), "{}", stderr(&o));
     assert_ne!(stdout(&o).trim(), "found", "{}", stderr(&o));
     // Nor may the tools create them for a later run.
-    let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["eval", "--root"])
-        .arg(&base)
-        .args(["--allow", "Write", "-e", "await Write({file_path: 'home/.config/wrepl/x/../settings.json', content: '{}'}).then(() => 'written', e => e.kind)"])
-        .current_dir(&base)
-        .env("HOME", &home)
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let write = "await Write({file_path: 'home/.config/wrepl/x/../settings.json', content: '{}'})\
+                 .then(() => 'written', e => e.kind)";
+    let o = wrepl_home(&base, &home, &["eval", "--root", base_root, "--allow", "Write", "-e", write]);
     assert_eq!(stdout(&o).trim(), "protected", "{}", stderr(&o));
 }
 

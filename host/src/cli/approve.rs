@@ -71,7 +71,8 @@ impl Approver for TerminalApprover {
         // The whole input, never cut: the person decides on what will run.
         let shown = serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
         let text = format!(
-            "wrepl: {tool} asks for approval ({})\n{}\n",
+            "wrepl: {} asks for approval ({})\n{}\n",
+            wrepl::terminal_safe(&tool),
             wrepl::terminal_safe(reason),
             wrepl::terminal_safe(&shown)
         );

@@ -169,7 +169,8 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                 "types" => {
                     let tools = wrepl::dts::dispatcher_signatures(repl.dispatcher());
                     let registered: Vec<_> = repl.registered_tools().iter().map(Into::into).collect();
-                    print!("{}", wrepl::dts::declarations(&tools, &registered));
+                    // Descriptions come from downstream servers and scripts.
+                    print!("{}", wrepl::terminal_safe(&wrepl::dts::declarations(&tools, &registered)));
                     let _ = std::io::stdout().flush();
                 }
                 other => eprintln!("  unknown command .{other}: .help lists them"),
@@ -229,6 +230,12 @@ fn save_history(editor: &mut LineEditor, path: &std::path::Path) {
         }
     }
     if editor.history().is_empty() {
+        return;
+    }
+    // Private from its first byte (it holds past code).
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Err(e) = std::fs::OpenOptions::new().append(true).create(true).mode(0o600).open(path) {
+        eprintln!("wrepl: history {}: {e}", path.display());
         return;
     }
     if let Err(e) = editor.save_history(path) {

@@ -263,7 +263,9 @@ impl Settings {
     ///   not applied (never more permissive), with a warning.
     /// - `hooks`: `PreToolUse`, `PostToolUse` and `PostToolUseFailure`;
     ///   other events are reported.
-    /// - `$schema` is ignored; `env` and every other key are reported.
+    /// - `$schema` is ignored; wrepl's own keys (`isolation`, `confine`,
+    ///   `allowNet`, ...) are read as in wrepl's format; `env` and every
+    ///   other key are reported.
     ///
     /// The result is validated like any settings file.
     pub fn from_claude_json(json: &str, project: &Path) -> Result<ClaudeSettings, SettingsError> {
@@ -368,6 +370,12 @@ impl Settings {
                         }
                     }
                     kept.insert(key, Value::Object(h));
+                }
+                // wrepl's own keys in a file that names Claude Code's
+                // schema keep their meaning (a `confine: "require"` must
+                // not become a warning).
+                "isolation" | "confine" | "allowNet" | "claudeSettings" | "bashDefaultTimeoutMs" => {
+                    kept.insert(key, v);
                 }
                 "env" => out
                     .warnings
@@ -684,6 +692,10 @@ mod tests {
         }
         assert!(!w.contains("$schema"), "{w}");
         assert_eq!(c.warnings.len(), 6, "{w}");
+        // wrepl's own keys keep their meaning beside Claude Code's.
+        let c = Settings::from_claude_json(r#"{"$schema": "claude", "confine": "require"}"#, Path::new("/p")).unwrap();
+        assert_eq!(c.settings.confine, ConfineMode::Require);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // What wrepl does check still fails: a malformed rule list.
         assert!(Settings::from_claude_json(r#"{"permissions": {"allow": "Bash"}}"#, Path::new("/p")).is_err());
     }
