@@ -92,6 +92,56 @@ pub fn session_name(key: &str, boundary: &str) -> String {
     }
 }
 
+/// The log of `key` under `boundary` in the named session `session`: the
+/// session's own log for the main context (key and boundary [`MAIN`]), else
+/// `session.<session_name(key, boundary)>` (a digest when that would be too
+/// long).
+fn named_log_name(session: &str, key: &str, boundary: &str) -> String {
+    if key == MAIN && boundary == MAIN {
+        return session.to_string();
+    }
+    let name = format!("{session}.{}", session_name(key, boundary));
+    if crate::replay::store::validate_session_name(&name).is_ok() {
+        name
+    } else {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(name.as_bytes());
+        format!("h.{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    }
+}
+
+/// The log of context `key` of the named session `session` (the log a
+/// [`ContextManager::named`] manager keeps it in): `session` itself for
+/// [`MAIN`].
+pub fn context_log_name(session: &str, key: &str) -> String {
+    named_log_name(session, key, MAIN)
+}
+
+/// Start the log `into` as a copy of the log `from`, verified first (a
+/// forged parent must not become a child that verifies), so that resuming
+/// `into` rebuilds the context `from` had; `from` is left as it is. Refused
+/// when `from` holds nothing, and when `into` already holds a log (it is
+/// never overwritten). The number of events copied.
+pub fn fork_log(store: &dyn LogStore, from: &str, into: &str) -> Result<usize, ReplError> {
+    crate::replay::store::validate_session_name(into).map_err(ReplError::Session)?;
+    if from == into {
+        return Err(ReplError::InvalidInput(format!("cannot fork the session {from:?} into itself")));
+    }
+    if store.head(into)?.is_some_and(|h| h.events > 0) {
+        return Err(ReplError::InvalidInput(format!(
+            "the session {into:?} already has a log; fork into a new session name (the log is never overwritten)"
+        )));
+    }
+    crate::repl::verified(store, from)?;
+    let events = store.load(from)?;
+    if events.is_empty() {
+        return Err(ReplError::InvalidInput(format!("there is no session {from:?} to fork (its log is empty)")));
+    }
+    let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
+    store.append(into, &copy)?;
+    Ok(copy.len())
+}
+
 impl ContextManager {
     /// A manager building contexts from `template` (its session is
     /// ignored: sessions are per key and boundary, in `store` when given).
@@ -111,17 +161,7 @@ impl ContextManager {
     pub fn log_name(&self, key: &str, boundary: &str) -> String {
         match &self.named {
             None => session_name(key, boundary),
-            Some(n) if key == MAIN && boundary == MAIN => n.clone(),
-            Some(n) => {
-                let name = format!("{n}.{}", session_name(key, boundary));
-                if crate::replay::store::validate_session_name(&name).is_ok() {
-                    name
-                } else {
-                    use sha2::Digest;
-                    let d = sha2::Sha256::digest(name.as_bytes());
-                    format!("h.{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
-                }
-            }
+            Some(n) => named_log_name(n, key, boundary),
         }
     }
 

@@ -78,6 +78,7 @@ mod pipeline;
 pub(crate) mod process;
 mod repl;
 pub mod replay;
+mod repo_hint;
 mod runtime;
 mod script;
 mod shell_syntax;
@@ -86,7 +87,7 @@ pub mod testing;
 mod text;
 mod tools;
 
-pub use context::{session_name, ContextManager, ContextStatus, Hydration, MAIN};
+pub use context::{context_log_name, fork_log, session_name, ContextManager, ContextStatus, Hydration, MAIN};
 pub use pipeline::dispatcher::{
     js_global_for, watchdog_for, Admission, Approver, CallRecord, Dispatcher, EvalCalls, FrontCall, FrontDefault,
     PipelineError, Refusal, Settlement, HARD_LIMIT, MAX_IMAGES, MAX_PDFS,
@@ -101,6 +102,7 @@ pub use repl::{
     ReplBuilder, ReplError, RestoreReport, Resumption, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS,
     HARD_WALL_MS, MAX_TIMEOUT_MS, REGISTERED_PREFIX,
 };
+pub use repo_hint::repo_hint_for;
 pub use runtime::{precompile_guest, GUEST_COMPONENT, PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET};
 pub use runtime::{
     Ambient, CallFailure, CancelToken, Divergence, EngineOptions, Event, FailureKind, RecordError, Recorder,

@@ -246,10 +246,11 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
         project.join(".claude/settings.json"),
         r#"{
   "$schema": "https://json.schemastore.org/claude-code-settings.json",
-  "env": {"DEBUG": "1"},
+  "env": {"DEBUG": "1", "PATH": "/nowhere"},
   "includeCoAuthoredBy": false,
+  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "printenv DEBUG > hook-env.txt"}]}]},
   "permissions": {
-    "allow": ["Bash(echo *)", "Bash(printf:*)", "WebFetch(domain:docs.rs)"],
+    "allow": ["Bash(echo *)", "Bash(printf:*)", "Bash(printenv DEBUG)", "WebFetch(domain:docs.rs)"],
     "deny": ["Read(./secret.txt)"],
     "additionalDirectories": ["../shared"],
     "defaultMode": "acceptEdits"
@@ -258,7 +259,8 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
     )
     .unwrap();
     let code = "[(await Bash({command: 'echo hi'})).stdout.trim(), (await Bash({command: 'printf x'})).stdout, \
-                await cat('../shared/notes.txt'), await cat('secret.txt').catch(e => e.kind)].join('|')";
+                await cat('../shared/notes.txt'), await cat('secret.txt').catch(e => e.kind), \
+                (await Bash({command: 'printenv DEBUG'})).stdout.trim()].join('|')";
     for how in [vec!["--claude-settings"], vec!["--settings", ".claude/settings.json"]] {
         let mut args = vec!["eval"];
         args.extend(how.iter().copied());
@@ -266,8 +268,12 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
         let o = wrepl_at(&project, &args);
         let err = stderr(&o);
         assert!(o.status.success(), "{how:?}: {err}");
-        assert_eq!(stdout(&o).trim(), "hi|x|shared notes|denied", "{how:?}: {err}");
-        for named in ["env is not applied", "includeCoAuthoredBy", "WebFetch", "defaultMode \"acceptEdits\""] {
+        // `env` reaches Bash and hooks, but for PATH (refused: the commands
+        // above still found echo and printf).
+        assert_eq!(stdout(&o).trim(), "hi|x|shared notes|denied|1", "{how:?}: {err}");
+        assert_eq!(std::fs::read_to_string(project.join("hook-env.txt")).unwrap(), "1\n");
+        std::fs::remove_file(project.join("hook-env.txt")).unwrap();
+        for named in ["env: PATH is not set", "includeCoAuthoredBy", "WebFetch", "defaultMode \"acceptEdits\""] {
             assert!(err.contains(named), "{how:?}: {named} is warned about: {err}");
         }
         assert!(!err.contains("$schema"), "{err}");
@@ -291,6 +297,74 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
                  .then(() => 'written', e => e.kind)";
     let o = wrepl_home(&base, &home, &["eval", "--root", base_root, "--allow", "Write", "-e", write]);
     assert_eq!(stdout(&o).trim(), "protected", "{}", stderr(&o));
+}
+
+#[test]
+fn contexts_and_forks_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let store = dir.join("s.sqlite3");
+    let run = |args: &[&str]| {
+        let mut all = vec!["eval", "--store", store.to_str().unwrap()];
+        all.extend(args);
+        let o = wrepl_at(&dir, &all);
+        (o.status.code(), stdout(&o).trim().to_string(), stderr(&o))
+    };
+    let value = |args: &[&str]| {
+        let (code, out, err) = run(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        out
+    };
+    value(&["--session", "p", "-e", "let x = 1"]);
+    // Another context of the session: a log of its own.
+    assert_eq!(value(&["--session", "p", "--context", "agent-1", "-e", "typeof x"]), "undefined");
+    value(&["--session", "p", "--context", "agent-1", "-e", "let y = 2"]);
+    assert_eq!(value(&["--session", "p", "-e", "[x, typeof y].join()"]), "1,undefined");
+    assert_eq!(value(&["--session", "p", "--context", "agent-1", "-e", "y"]), "2");
+    // A fork starts from the parent's log and records apart from it.
+    assert_eq!(value(&["--session", "c", "--fork", "p", "-e", "x = x + 10"]), "11");
+    assert_eq!(value(&["--session", "c", "-e", "x"]), "11");
+    assert_eq!(value(&["--session", "p", "-e", "x"]), "1");
+    assert_eq!(value(&["--session", "d", "--fork", "p:agent-1", "-e", "[y, typeof x].join()"]), "2,undefined");
+    // A fork never overwrites a log, and needs a parent.
+    let (code, _, err) = run(&["--session", "c", "--fork", "p", "-e", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("already has a log"), "{err}");
+    assert_eq!(value(&["--session", "c", "-e", "x"]), "11");
+    let (code, _, err) = run(&["--session", "e", "--fork", "nobody", "-e", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no session \"nobody\""), "{err}");
+    let (code, _, err) = run(&["--context", "agent-1", "-e", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("give --session NAME"), "{err}");
+}
+
+#[test]
+fn repo_hint_comes_from_the_projects_repository_or_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().canonicalize().unwrap().join("widget");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        project.join(".git/config"),
+        "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://me:t0ken@github.com/acme/widget.git\n",
+    )
+    .unwrap();
+    let show = "typeof repoHint === 'string' ? repoHint : 'none'";
+    let o = wrepl_at(&project.join("src"), &["eval", "-e", show]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), format!("repo: {} (main; origin github.com/acme/widget)", project.display()));
+    assert!(!stdout(&o).contains("t0ken"));
+    let o = wrepl_at(&project, &["eval", "--repo-hint", "the widget repo", "-e", show]);
+    assert_eq!(stdout(&o).trim(), "the widget repo", "{}", stderr(&o));
+    let o = wrepl_at(&project, &["eval", "--repo-hint", "", "-e", show]);
+    assert_eq!(stdout(&o).trim(), "none", "{}", stderr(&o));
+    // The first root decides, not the working directory.
+    let elsewhere = tmp.path().canonicalize().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let o = wrepl_at(&project, &["eval", "--root", elsewhere.to_str().unwrap(), "-e", show]);
+    assert_eq!(stdout(&o).trim(), "none", "{}", stderr(&o));
 }
 
 #[test]

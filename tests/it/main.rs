@@ -19,6 +19,7 @@ mod pipeline;
 mod postgres;
 mod protected;
 mod python_sdk;
+mod readme;
 mod registered;
 mod repl_semantics;
 mod resilience;

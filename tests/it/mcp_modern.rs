@@ -103,6 +103,25 @@ async fn a_context_handle_keeps_state_between_stateless_requests_and_across_a_re
     let c = connect(&s, &t, modern_client(true, "x")).await;
     let r = call(&c, "repl", json!({"code": "x + 2", "context": handle})).await;
     assert_eq!(structured(&r)["result"], json!(43), "{r:?}");
+
+    // A fork: a new context starting from the handle's, recording apart.
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "registerTool('inc', 'x+1', {type: 'object'}, () => ++x); x += 100", "fork": handle}),
+    )
+    .await;
+    assert_eq!(structured(&r)["result"], json!(141), "{r:?}");
+    let child = structured(&r)["context"].as_str().expect("the fork's handle").to_string();
+    assert_ne!(child, handle);
+    let r = call(&c, "repl", json!({"code": "x", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(41), "the parent is unchanged: {r:?}");
+    let r = call(&c, "repl", json!({"code": "[x, listTools().map(t => t.name)]", "context": child})).await;
+    assert_eq!(structured(&r)["result"], json!([141, ["inc"]]), "{r:?}");
+    for bad in [json!({"code": "1", "fork": handle, "context": handle}), json!({"code": "1", "fork": "rs1.bogus"})] {
+        let r = call(&c, "repl", bad.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{bad}: {r:?}");
+    }
     drop(c);
     s.child.kill().await.unwrap();
 }

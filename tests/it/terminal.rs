@@ -102,7 +102,8 @@ fn the_interactive_repl_works_like_a_person_expects() {
     let history = dir.join("state/history");
     // --progress shows on the screen when an evaluation has started.
     let command = format!(
-        "env HOME={home} {wrepl} --root {root} --settings {settings} --history {history} --progress",
+        "env HOME={home} {wrepl} --root {root} --settings {settings} --history {history} --progress \
+         --allow 'Bash(sleep 3)'",
         home = quote(&dir),
         wrepl = quote(Path::new(env!("CARGO_BIN_EXE_wrepl"))),
         root = quote(&dir),
@@ -131,6 +132,13 @@ fn the_interactive_repl_works_like_a_person_expects() {
     t.line("x");
     t.wait(r#"the line "41""#, |s| s.lines().any(|l| l.trim() == "41"));
 
+    // While a call runs, the status line names it and its time; it is gone
+    // once the evaluation ends.
+    t.line("(await sh('sleep 3')).length + 1000");
+    t.wait_count("1 call running: Bash", 1);
+    let s = t.wait(r#"the line "1000""#, |s| s.lines().any(|l| l.trim() == "1000"));
+    assert!(!s.contains("call running"), "the status line is cleared:\n{s}");
+
     // An `ask` rule is a question: yes writes the file, no leaves it absent.
     t.line("await Write({file_path: 'yes.txt', content: 'written'})");
     t.wait_count("allow? [y] yes once", 1);
@@ -144,6 +152,17 @@ fn the_interactive_repl_works_like_a_person_expects() {
     t.line("n");
     t.wait_count("declined", 1);
     assert!(!dir.join("no.txt").exists(), "a refused call wrote nothing");
+
+    // `.allow RULE` answers the questions that rule covers, for the rest of
+    // the REPL; a malformed rule is refused, and deny rules still win.
+    t.line(".allow Write(");
+    t.wait_count("invalid rule", 1);
+    t.line(".allow Write(./granted/**)");
+    t.wait_count("allowed until the REPL ends", 1);
+    t.line("await Write({file_path: 'granted/g.txt', content: 'no question'})");
+    t.wait_count("\"created\":true", 2);
+    assert_eq!(std::fs::read_to_string(dir.join("granted/g.txt")).unwrap(), "no question");
+    assert_eq!(t.screen().matches("allow? [y] yes once").count(), 2, "no third question");
 
     // Ctrl-D leaves; the history kept what was typed, privately.
     t.send(&["C-d"]);

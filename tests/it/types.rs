@@ -34,12 +34,28 @@ fn tsc() -> Option<PathBuf> {
     None
 }
 
-/// Run `tsc --noEmit --strict` on the declarations plus `files`; the exit
+/// The flags of the README's `tsc` command.
+const TSC_ARGS: [&str; 10] = [
+    "--noEmit",
+    "--strict",
+    "--lib",
+    "es2023",
+    "--target",
+    "es2022",
+    "--module",
+    "es2022",
+    "--moduleDetection",
+    "force",
+];
+
+/// Run the README's `tsc` command on the declarations plus `files`; the exit
 /// status and the diagnostics.
 fn check(tsc: &Path, dir: &Path, dts: &str, files: &[(&str, &str)]) -> (bool, String) {
     std::fs::write(dir.join("wrepl.d.ts"), dts).unwrap();
     let mut cmd = Command::new(tsc);
-    cmd.current_dir(dir).args(["--noEmit", "--strict", "--lib", "es2023", "--pretty", "false", "wrepl.d.ts"]);
+    // The README's command (top-level await needs a module target and
+    // every script file treated as a module).
+    cmd.current_dir(dir).args(TSC_ARGS).args(["--pretty", "false", "wrepl.d.ts"]);
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
         cmd.arg(name);
@@ -77,6 +93,28 @@ async function main(): Promise<void> {
   console.log(str(o), btoa("x"), atob("eA=="), typeof repoHint === "string" ? repoHint : "");
 }
 main();
+"#;
+
+/// A script as a model writes it: top-level await, and the built-in tools'
+/// results used through their declared types.
+const GOOD_TOP_LEVEL: &str = r#"
+const r = await Read({ file_path: "src/lib.rs" });
+const first: string = r.type === "text" ? r.content.split("\n")[0] : r.mime;
+const total: number = r.type === "text" ? r.totalLines : r.bytes;
+const w = await Write({ file_path: "out.txt", content: "x" });
+const created: boolean = w.created;
+const written: number = (await Write({ file_path: "o2.txt", content: "y" })).bytes;
+const e = await Edit({ file_path: "out.txt", old_string: "x", new_string: "z" });
+const replaced: number = e.replacements;
+const names: string[] = (await Glob({ pattern: "**/*.rs" })).filenames;
+const g = await Grep({ pattern: "fn", output_mode: "count" });
+const perFile: number = g.mode === "count" ? g.counts.reduce((n, c) => n + c.count, 0) : 0;
+const hits = await rg("fn main", { output_mode: "matches", glob: "*.rs" });
+const where: string = hits.map((m) => `${m.file}:${m.line}: ${m.text}`).join("\n");
+const text: string = await cat("README.md");
+const b = await Bash({ command: "true" });
+const code: number | null = b.exitCode;
+console.log(first, total, created, written, replaced, names, perFile, where, text, code);
 "#;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -134,9 +172,22 @@ async fn builtin_declarations_type_check() {
     }
     assert!(!dts.contains("__wrepl_"), "hidden globals are not declared");
 
+    // Every built-in tool's result is typed (from its declared output
+    // schema), except Sample's, which depends on the schema it is given.
+    for t in dispatcher_signatures(&d) {
+        if t.name != "Sample" {
+            assert!(t.output_schema.is_some(), "{} declares no output schema", t.name);
+        }
+    }
+    for unknown in ["type ReadOutput = unknown", "type GrepOutput = unknown", "type WriteOutput = unknown"] {
+        assert!(!dts.contains(unknown), "{unknown} in\n{dts}");
+    }
+
     let Some(tsc) = tsc() else { return };
     let (ok, diag) = check(&tsc, tmp.path(), &dts, &[("good.ts", GOOD)]);
     assert!(ok, "the declarations or their correct use do not type-check:\n{diag}\n{dts}");
+    let (ok, diag) = check(&tsc, tmp.path(), &dts, &[("top.ts", GOOD_TOP_LEVEL)]);
+    assert!(ok, "a top-level-await script does not type-check with the README's command:\n{diag}\n{dts}");
 
     // Misuse must fail, and in the misusing file (not in the declarations).
     for (bad, why) in [
@@ -151,6 +202,9 @@ async fn builtin_declarations_type_check() {
             "const t: RegisteredTools.Handlers[\"double\"] = (input: { n: string }) => 0;",
             "double's input has n: number",
         ),
+        ("const s: string = (await Write({ file_path: \"a\", content: \"b\" })).bytes;", "Write's bytes is a number"),
+        ("const c = (await Read({ file_path: \"a\" })).content;", "content exists only on text results"),
+        ("const t: string = (await rg(\"x\", { output_mode: \"matches\" }))[0].line;", "a match's line is a number"),
         ("fetch(\"https://example.com\");", "there is no fetch"),
         ("document.title;", "there is no DOM"),
     ] {

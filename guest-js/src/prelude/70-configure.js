@@ -44,7 +44,8 @@
     if (wired.has("Grep")) {
       define("rg", async function rg(pattern, options) {
         const r = await callTool("Grep", ObjectAssign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
-        return typeof r.content === "string" ? r.content : r;
+        if (typeof r.content === "string") return r.content;
+        return ArrayIsArray(r.matches) ? r.matches : r;
       });
       define("rgf", async function rgf(pattern, options) {
         const r = await callTool("Grep", ObjectAssign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use wrepl::{EvalOptions, SessionConfig};
 
 use super::approve::{answer_from_stdin, TerminalApprover};
-use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
+use super::{builder, default_engine, downstream, PolicyArgs, SessionArgs, StoreArgs};
 
 /// The flags of `wrepl eval`.
 #[derive(clap::Args)]
@@ -36,9 +36,9 @@ pub(crate) struct EvalArgs {
     /// Tools, workspace and permissions.
     #[command(flatten)]
     policy: PolicyArgs,
-    /// Durable session: resume it (replaying its log) and record into it.
-    #[arg(long, value_name = "NAME")]
-    session: Option<String>,
+    /// The session (and context) to record into.
+    #[command(flatten)]
+    session: SessionArgs,
     /// When the session's log fails verification: `refuse` (the default: exit 2, nothing replayed)
     /// or `fresh` (move the log aside as NAME.tampered-<ms> and start the session fresh).
     #[arg(long = "on-tamper", value_name = "WHAT", default_value = "refuse")]
@@ -153,8 +153,8 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         Some(w) if w.is_nan() || w < 0.0 => anyhow::bail!("invalid input: --wait must be a number of seconds"),
         Some(w) => Some(std::time::Duration::try_from_secs_f64(w).unwrap_or(std::time::Duration::MAX)),
     };
-    let session = match session {
-        Some(name) => Some(SessionConfig { on_tamper, wait, ..SessionConfig::new(name, store.open_store()?) }),
+    let session = match session.log(&store)? {
+        Some((name, store)) => Some(SessionConfig { on_tamper, wait, ..SessionConfig::new(name, store) }),
         None => None,
     };
     let timeout = super::timeout_flag(timeout.as_deref())?;

@@ -9,6 +9,7 @@ mod eval;
 mod log;
 mod repl;
 mod serve;
+mod status;
 mod store;
 mod types;
 
@@ -132,7 +133,11 @@ pub(crate) struct PolicyArgs {
     roots: Vec<PathBuf>,
     /// Print inner-call progress events to stderr.
     #[arg(long)]
-    progress: bool,
+    pub(crate) progress: bool,
+    /// The sandbox global `repoHint` (default: derived from the git repository of the first root,
+    /// e.g. `repo: /work/widget (main; origin github.com/acme/widget)`; `''` for none).
+    #[arg(long = "repo-hint", value_name = "TEXT")]
+    repo_hint: Option<String>,
     /// Downstream MCP servers (JSON `{"mcpServers": {...}}`, with `${VAR}` and `${VAR:-default}`
     /// expanded) whose tools scripts may call as `mcp__<server>__<tool>` (each must be granted, e.g.
     /// --allow mcp__srv__tool). `auto`: the project's `.mcp.json`, if there is one.
@@ -231,6 +236,52 @@ impl StoreArgs {
     }
 }
 
+/// Which context of which session a run records into: `--session NAME`,
+/// `--context KEY` and `--fork FROM` of `eval` and `repl`.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct SessionArgs {
+    /// Durable session: resume it (replaying its log) and record into it.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) session: Option<String>,
+    /// A context of the session other than its main one (e.g. a sub-agent's id): each key has a log
+    /// of its own, as the MCP server and the library keep them. Needs --session.
+    #[arg(long, value_name = "KEY")]
+    context: Option<String>,
+    /// Start the session (or the context) as a copy of another one's log, `NAME` or `NAME:KEY`
+    /// (verified first, left unchanged): the new context has its variables and tools, and records
+    /// apart from it. Only for a session that has no log yet; later runs use --session alone.
+    #[arg(long, value_name = "FROM")]
+    fork: Option<String>,
+}
+
+impl SessionArgs {
+    /// The log to record into (forking it first when asked), or `None`
+    /// without `--session`.
+    pub(crate) fn log(&self, store: &StoreArgs) -> anyhow::Result<Option<(String, Arc<dyn LogStore>)>> {
+        let Some(session) = &self.session else {
+            if self.context.is_some() || self.fork.is_some() {
+                anyhow::bail!("invalid input: --context and --fork name a context of a session: give --session NAME");
+            }
+            return Ok(None);
+        };
+        let log = match self.context.as_deref() {
+            Some("") => anyhow::bail!("invalid input: --context must not be empty"),
+            Some(key) => wrepl::context_log_name(session, key),
+            None => session.clone(),
+        };
+        let store = store.open_store()?;
+        if let Some(from) = &self.fork {
+            let parent = match from.split_once(':') {
+                Some((name, key)) if !key.is_empty() => wrepl::context_log_name(name, key),
+                _ => from.clone(),
+            };
+            let n = wrepl::fork_log(&*store, &parent, &log)?;
+            eprintln!("wrepl: forked {from:?} into {log:?} ({n} events)");
+        }
+        Ok(Some((log, store)))
+    }
+}
+
 /// Connect the downstream MCP servers of `--mcp-config` (warnings to stderr).
 /// The MCP config file the flags name: `--mcp-config FILE`, or with
 /// `--mcp-config auto` the project's `.mcp.json` when there is one.
@@ -308,8 +359,13 @@ pub(crate) fn builder(
     }
     let mut roots = if p.roots.is_empty() { vec![std::env::current_dir()?] } else { p.roots.clone() };
     roots.extend(loaded.roots);
+    let repo_hint = match &p.repo_hint {
+        Some(h) => h.clone(),
+        None => wrepl::repo_hint_for(&project).unwrap_or_default(),
+    };
     let mut b = Repl::builder()
         .engine(engine)
+        .repo_hint(repo_hint)
         .roots(roots)
         .settings(settings)
         .allow(p.allow.iter().cloned())
@@ -333,21 +389,24 @@ pub(crate) fn builder(
         b = b.protect_store(store);
     }
     if p.progress {
-        b = b.events(Arc::new(|e: &ProgressEvent| {
-            // A downstream MCP server writes the message: it may hold
-            // terminal control sequences.
-            let line = format!(
-                "[progress] {} {} {:?} {:.1}ms{}",
-                e.tool_use_id,
-                e.tool,
-                e.phase,
-                e.elapsed_ms,
-                e.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
-            );
-            eprintln!("{}", wrepl::terminal_safe(&line));
-        }));
+        b = b.events(Arc::new(print_progress));
     }
     Ok(b)
+}
+
+/// Print a progress event on stderr (`--progress`).
+pub(crate) fn print_progress(e: &ProgressEvent) {
+    // A downstream MCP server writes the message: it may hold terminal
+    // control sequences.
+    let line = format!(
+        "[progress] {} {} {:?} {:.1}ms{}",
+        e.tool_use_id,
+        e.tool,
+        e.phase,
+        e.elapsed_ms,
+        e.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+    );
+    eprintln!("{}", wrepl::terminal_safe(&line));
 }
 
 /// The `--timeout MS` flag of `eval` and `repl`, checked.
@@ -478,6 +537,8 @@ fn load_settings(p: &PolicyArgs, project: &std::path::Path) -> anyhow::Result<Lo
             settings.hooks.pre_tool_use.extend(s.hooks.pre_tool_use);
             settings.hooks.post_tool_use.extend(s.hooks.post_tool_use);
             settings.hooks.post_tool_use_failure.extend(s.hooks.post_tool_use_failure);
+            // The later file's value wins, as Claude Code's local file does.
+            settings.env.extend(s.env);
             files.push(f);
             roots.extend(r);
         }

@@ -21,7 +21,8 @@ use wrepl::{CancelToken, EvalOptions, SessionConfig};
 
 use super::approve::{Answer, TerminalApprover, PROMPT};
 use super::eval::{print_restore_report, print_result, Output};
-use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
+use super::status::StatusLine;
+use super::{builder, default_engine, downstream, PolicyArgs, SessionArgs, StoreArgs};
 
 /// The flags of `wrepl repl` (also accepted by `wrepl` alone).
 #[derive(clap::Args, Default)]
@@ -35,9 +36,9 @@ pub(crate) struct ReplArgs {
     /// Tools, workspace and permissions.
     #[command(flatten)]
     policy: PolicyArgs,
-    /// Durable session: resume it (replaying its log) and record into it.
-    #[arg(long, value_name = "NAME")]
-    session: Option<String>,
+    /// The session (and context) to record into.
+    #[command(flatten)]
+    session: SessionArgs,
     /// Where the session is stored.
     #[command(flatten)]
     store: StoreArgs,
@@ -83,6 +84,8 @@ const HELP: &str = "\
   Ctrl-C stops a running evaluation (the context stays) or clears the line; Ctrl-D exits.
   .help      this text
   .session   the session this context records into
+  .allow R   allow what rule R covers until the REPL ends (e.g. .allow Write(./src/**),
+             .allow Bash(git log:*)); deny rules still win, hooks still decide
   .types     TypeScript declarations of the globals (tools included)
   .exit      leave";
 
@@ -110,13 +113,18 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(p),
         None => default_history(),
     };
-    let session_config = match &session {
-        Some(name) => Some(SessionConfig::new(name.clone(), store.open_store()?)),
+    let session_config = match session.log(&store)? {
+        Some((name, store)) => Some(SessionConfig::new(name, store)),
         None => None,
     };
     let mcp = downstream(&policy).await?;
     let (approver, mut asks) = TerminalApprover::new();
     let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.approver(approver);
+    // The running calls, live on a terminal's stderr.
+    let status = std::io::stderr().is_terminal().then(StatusLine::new);
+    if let Some(s) = &status {
+        template = template.events(s.sink(policy.progress));
+    }
     if let Some(file) = store.file() {
         template = template.protect_store(file);
     }
@@ -159,10 +167,18 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
             save_history(&mut editor, h);
         }
         if let Some(command) = code.trim().strip_prefix('.').filter(|c| !c.is_empty() && !c.starts_with('.')) {
-            match command.split_whitespace().next().unwrap_or("") {
+            let (name, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
+            match name {
                 "exit" | "quit" => break,
+                "allow" if rest.trim().is_empty() => {
+                    eprintln!("  .allow RULE: e.g. .allow Write, .allow Bash(npm test)")
+                }
+                "allow" => match repl.dispatcher().grant(rest.trim()) {
+                    Ok(()) => eprintln!("  allowed until the REPL ends: {}", wrepl::terminal_safe(rest.trim())),
+                    Err(e) => eprintln!("{}", out.paint_error(&format!("  {}", wrepl::terminal_safe(&e.to_string())))),
+                },
                 "help" => eprintln!("{HELP}"),
-                "session" => match (&session, repl.session_name()) {
+                "session" => match (&session.session, repl.session_name()) {
                     (Some(_), Some(name)) => eprintln!("  recording into session {name:?}"),
                     _ => eprintln!("  not recorded: start with --session NAME to keep this context"),
                 },
@@ -185,6 +201,9 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         let opts = EvalOptions { timeout, fuel, cancel: cancel.clone(), ..EvalOptions::default() };
         let evaluation = repl.eval(&code, opts);
         tokio::pin!(evaluation);
+        if let Some(s) = &status {
+            s.start();
+        }
         let result = loop {
             tokio::select! {
                 r = &mut evaluation => break r,
@@ -195,15 +214,24 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                         continue;
                     }
                     // The question goes through the editor: Ctrl-C there
-                    // means no.
+                    // means no. The status line waits meanwhile.
+                    if let Some(s) = &status {
+                        s.pause();
+                    }
                     eprint!("{}", ask.text);
                     let (ed, line) = read(editor, PROMPT).await?;
                     editor = ed;
                     let answer = line.map(|l| Answer::parse(&l)).unwrap_or(Answer::No);
                     let _ = ask.reply.send(answer);
+                    if let Some(s) = &status {
+                        s.start();
+                    }
                 }
             }
         };
+        if let Some(s) = &status {
+            s.stop();
+        }
         match result {
             Ok(r) => {
                 if cancel.is_cancelled() && r.failed() {

@@ -170,18 +170,22 @@ pub(super) fn fixed_api(
     }
     if wired.contains("Read") {
         out.push_str(&format!(
-            "/**\n * Read a file (Read tool); resolves to its text, with line numbers (cat -n style).\n \
-             * For an image or a PDF it resolves to the Read result object instead.\n */\n\
+            "/**\n * Read a file (Read tool); resolves to its text as it is in the file (no line numbers; the first 2000\n \
+             * lines unless `offset`/`limit` say otherwise). For an image or a PDF it resolves to the Read result object instead.\n */\n\
              declare function cat(path: string, options?: {}): Promise<string>;\n",
             options_type(emitted, "Read", "\"file_path\"")
         ));
     }
     if wired.contains("Grep") {
         out.push_str(&format!(
-            "/** Search file contents (Grep tool, content mode with line numbers); resolves to the matching lines. */\n\
+            "/** Search file contents (Grep tool) with `output_mode: \"matches\"`: resolves to one record per matching line. */\n\
+             declare function rg(pattern: string, options: {} & {{ output_mode: \"matches\" }}): \
+             Promise<{{ file: string; line: number; text: string }}[]>;\n\
+             /** Search file contents (Grep tool, content mode with line numbers); resolves to the matching lines as text. */\n\
              declare function rg(pattern: string, options?: {}): Promise<string>;\n\
              /** Search file contents (Grep tool); resolves to the paths of the files that match. */\n\
              declare function rgf(pattern: string, options?: {}): Promise<string[]>;\n",
+            options_type(emitted, "Grep", "\"pattern\" | \"output_mode\""),
             options_type(emitted, "Grep", "\"pattern\" | \"output_mode\""),
             options_type(emitted, "Grep", "\"pattern\" | \"output_mode\"")
         ));

@@ -115,10 +115,14 @@ pub struct Dispatcher {
     scope: Arc<Mutex<Scope>>,
 }
 
-/// The immutable part of a pipeline.
+/// The immutable part of a pipeline (but for the grants a person adds at
+/// the terminal).
 pub(super) struct Policy {
     pub(super) tools: BTreeMap<String, Registered>,
     pub(super) rules: PermissionRules,
+    /// Allow rules granted while running ([`Dispatcher::grant`]): they
+    /// answer what the rules leave to a question, never what they deny.
+    pub(super) granted: std::sync::RwLock<PermissionRules>,
     pub(super) hooks: HookRunner,
     pub(super) workspace: Arc<Workspace>,
     pub(super) approver: Option<Arc<dyn Approver>>,
@@ -152,14 +156,15 @@ impl Dispatcher {
             map.insert(name, Registered { tool, fingerprint, input, output });
         }
         let kinds = RuleKinds::of(map.values().map(|r| &r.tool));
-        let mut rules = PermissionRules::from_settings_for(&config.settings.permissions, kinds)?;
+        let mut rules = PermissionRules::from_settings_for(&config.settings.permissions, kinds.clone())?;
         for r in &config.allow {
             rules.add_allow(r)?;
         }
         for r in &config.deny {
             rules.add_deny(r)?;
         }
-        let hooks = HookRunner::new(config.settings.hooks.clone(), config.workspace.default_cwd())?;
+        let hooks = HookRunner::new(config.settings.hooks.clone(), config.workspace.default_cwd())?
+            .with_env(config.settings.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         let confinement = crate::process::confine::Confinement {
             mode: config.settings.confine,
             allow_net: config.settings.allow_net,
@@ -168,6 +173,7 @@ impl Dispatcher {
         let policy = Policy {
             tools: map,
             rules,
+            granted: std::sync::RwLock::new(PermissionRules::with_kinds(kinds)),
             hooks,
             workspace: config.workspace,
             approver: config.approver,
@@ -186,6 +192,24 @@ impl Dispatcher {
             serial: Arc::new(tokio::sync::Mutex::new(())),
             scope: Arc::new(Mutex::new(Scope { cwd, cancel: CancellationToken::new(), calls: EvalCalls::default() })),
         }
+    }
+
+    /// Allow `rule` (permission rule syntax, e.g. `Write(./src/**)`) for the
+    /// rest of this dispatcher's life, and its siblings': what the rules
+    /// would ask about and this rule covers is allowed; what they deny stays
+    /// denied, and hooks still decide. For a person at a terminal (the
+    /// REPL's `.allow`).
+    pub fn grant(&self, rule: &str) -> Result<(), crate::SettingsError> {
+        self.p.granted.write().unwrap_or_else(|p| p.into_inner()).add_allow(rule)
+    }
+
+    /// The granted allow rule covering `req`, if any.
+    fn granted(&self, req: &PermissionRequest<'_>) -> Option<super::permissions::Matched> {
+        let granted = self.p.granted.read().unwrap_or_else(|p| p.into_inner());
+        if granted.is_empty() {
+            return None;
+        }
+        granted.evaluate(req).filter(|m| m.decision == Decision::Allow)
     }
 
     /// A dispatcher with the same policy and fresh per-context state (an
@@ -395,6 +419,11 @@ impl Dispatcher {
                     project_root: self.p.workspace.default_cwd(),
                 };
                 let mut matched = self.p.rules.evaluate(&req);
+                if matched.as_ref().is_none_or(|m| m.decision == Decision::Ask) {
+                    if let Some(g) = self.granted(&req) {
+                        matched = Some(g);
+                    }
+                }
                 // A tool "also checked as" another (Glob and Grep as Read) is
                 // denied by that tool's deny rules for the paths it names: a
                 // searched directory is denied if a rule denies it or what is
@@ -421,7 +450,12 @@ impl Dispatcher {
                     paths: &[],
                     project_root: self.p.workspace.default_cwd(),
                 };
-                let matched = self.p.rules.evaluate(&req);
+                let mut matched = self.p.rules.evaluate(&req);
+                if matched.as_ref().is_none_or(|m| m.decision == Decision::Ask) {
+                    if let Some(g) = self.granted(&req) {
+                        matched = Some(g);
+                    }
+                }
                 match default {
                     FrontDefault::Allow => (matched, Decision::Allow, None, None),
                     FrontDefault::AlwaysAsk(q) => (matched, Decision::Ask, Some(q.as_str()), None),

@@ -175,6 +175,8 @@ pub struct HookRunner {
     post_tool_use_failure: Vec<Group>,
     /// Where every hook runs, and `WREPL_PROJECT_DIR`.
     project_dir: PathBuf,
+    /// Variables set for every hook (the settings' `env`).
+    env: Vec<(String, String)>,
 }
 
 impl HookRunner {
@@ -201,7 +203,15 @@ impl HookRunner {
             post_tool_use: compile(settings.post_tool_use)?,
             post_tool_use_failure: compile(settings.post_tool_use_failure)?,
             project_dir: project_dir.into(),
+            env: Vec::new(),
         })
+    }
+
+    /// The same runner, setting `env` for every hook (on top of the minimal
+    /// environment; `WREPL_PROJECT_DIR` stays wrepl's).
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = env.into_iter().collect();
+        self
     }
 
     /// Check matchers, commands and timeouts without building a runner.
@@ -291,7 +301,7 @@ impl HookRunner {
         }
         // Serialising a `Value` cannot fail; fall back to `{}` rather than panic.
         let stdin = serde_json::to_vec(&payload).unwrap_or_else(|_| b"{}".to_vec());
-        let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, &self.project_dir))).await;
+        let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, &self.project_dir, &self.env))).await;
         hooks.into_iter().zip(runs).map(|(hook, run)| interpret(event, hook, run)).collect()
     }
 }
@@ -548,7 +558,7 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
 }
 
 /// Runs one hook in `project_dir` with the minimal environment.
-async fn run_hook(hook: &HookCommand, stdin: &[u8], project_dir: &Path) -> RunResult {
+async fn run_hook(hook: &HookCommand, stdin: &[u8], project_dir: &Path, vars: &[(String, String)]) -> RunResult {
     use std::os::unix::process::ExitStatusExt;
 
     let mut command = tokio::process::Command::new("/bin/sh");
@@ -559,7 +569,7 @@ async fn run_hook(hook: &HookCommand, stdin: &[u8], project_dir: &Path) -> RunRe
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let env = EnvPolicy::only(MINIMAL_ENV).set(PROJECT_DIR_ENV, project_dir);
+    let env = EnvPolicy::only(MINIMAL_ENV).set_all(vars.iter().cloned()).set(PROJECT_DIR_ENV, project_dir);
     // Dropping `group` (e.g. the future on cancellation) kills the group.
     let mut group = match ProcessGroup::spawn(&mut command, &env) {
         Ok(group) => group,

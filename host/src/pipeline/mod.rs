@@ -24,6 +24,11 @@ use settings::{Settings, SettingsError};
 /// field. [`Settings::load`] and [`Settings::from_json`] call this, so the
 /// settings module itself stays plain data.
 pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
+    for (name, value) in &settings.env {
+        if let Some(why) = settings::env_refusal(name, value) {
+            return Err(SettingsError::invalid(format!("env.{name}"), why));
+        }
+    }
     PermissionRules::from_settings(&settings.permissions)?;
     HookRunner::validate(&settings.hooks)?;
     IsolationLatch::validate(&settings.isolation)

@@ -170,6 +170,100 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub bash_default_timeout_ms: Option<u64>,
+    /// Variables set for Bash commands and hooks, on top of the few wrepl
+    /// passes from its own environment. Variables that would change which
+    /// program runs or what a shell executes before the command (`PATH`,
+    /// `BASH_ENV`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, ...) are refused: Bash
+    /// rules match the command line, and could not see their effect (see
+    /// [`env_refusal`]).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+/// Why the variable `name=value` may not be set for Bash commands and hooks,
+/// or `None` when it may.
+///
+/// Refused: names that are not plain identifiers; values with a NUL byte;
+/// the loader's and the shell's own variables (`LD_*`, `BASH_*` including
+/// exported functions, `ENV`, `SHELLOPTS`, `IFS`, `PS4`, ...); where programs
+/// are found or what runs them (`PATH`, `HOME`, `SHELL`, `TMPDIR`, pagers and
+/// editors, interpreters' start-up options, git's programs and config);
+/// and wrepl's own (`WREPL_*`).
+pub fn env_refusal(name: &str, value: &str) -> Option<String> {
+    let ident = name.chars().next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if !ident {
+        return Some(format!("{name:?} is not a variable name (letters, digits and _)"));
+    }
+    if value.contains('\0') {
+        return Some(format!("{name}'s value contains a NUL byte"));
+    }
+    const PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_", "BASH", "WREPL_", "GIT_CONFIG"];
+    const NAMES: &[&str] = &[
+        "ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS1",
+        "PS2",
+        "PS3",
+        "PS4",
+        "PROMPT_COMMAND",
+        "IFS",
+        "CDPATH",
+        "GLOBIGNORE",
+        "PATH",
+        "HOME",
+        "SHELL",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "GCONV_PATH",
+        "HOSTALIASES",
+        "LOCPATH",
+        "NLSPATH",
+        "MALLOC_CHECK_",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "MANPAGER",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_EXEC_PATH",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_TEMPLATE_DIR",
+        "GIT_PROXY_COMMAND",
+        "XDG_CONFIG_HOME",
+        "XDG_CONFIG_DIRS",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ];
+    let upper = name.to_ascii_uppercase();
+    if NAMES.contains(&upper.as_str()) || PREFIXES.iter().any(|p| upper.starts_with(p)) {
+        return Some(format!(
+            "{name} is not set: it would change which program runs or what a shell does before the command, \
+             which Bash rules and hooks cannot see"
+        ));
+    }
+    None
 }
 
 fn de_bash_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -264,8 +358,10 @@ impl Settings {
     /// - `hooks`: `PreToolUse`, `PostToolUse` and `PostToolUseFailure`;
     ///   other events are reported.
     /// - `$schema` is ignored; wrepl's own keys (`isolation`, `confine`,
-    ///   `allowNet`, ...) are read as in wrepl's format; `env` and every
-    ///   other key are reported.
+    ///   `allowNet`, ...) are read as in wrepl's format.
+    /// - `env`: set for Bash commands and hooks, but for the variables
+    ///   [`env_refusal`] refuses, each reported.
+    /// - Every other key is reported.
     ///
     /// The result is validated like any settings file.
     pub fn from_claude_json(json: &str, project: &Path) -> Result<ClaudeSettings, SettingsError> {
@@ -377,9 +473,25 @@ impl Settings {
                 "isolation" | "confine" | "allowNet" | "claudeSettings" | "bashDefaultTimeoutMs" => {
                     kept.insert(key, v);
                 }
-                "env" => out
-                    .warnings
-                    .push("env is not applied: hooks and Bash get wrepl's own fixed environment".to_string()),
+                "env" => {
+                    let Value::Object(vars) = v else {
+                        return Err(SettingsError::invalid("env", "must be a JSON object of strings"));
+                    };
+                    let mut env = Map::new();
+                    for (name, value) in vars {
+                        let Value::String(text) = &value else {
+                            out.warnings.push(format!("env.{name} is not applied: its value is not a string"));
+                            continue;
+                        };
+                        match env_refusal(&name, text) {
+                            Some(why) => out.warnings.push(format!("env: {why}")),
+                            None => {
+                                env.insert(name, value);
+                            }
+                        }
+                    }
+                    kept.insert(key, Value::Object(env));
+                }
                 other => {
                     out.warnings.push(format!("{other} is not applied (a Claude Code setting wrepl does not use)"))
                 }
@@ -666,7 +778,7 @@ mod tests {
     fn a_claude_code_settings_file_loads_with_warnings() {
         let json = r#"{
           "$schema": "https://json.schemastore.org/claude-code-settings.json",
-          "env": {"FOO": "bar"},
+          "env": {"FOO": "bar", "NODE_ENV": "test", "PATH": "/evil:/usr/bin", "BASH_ENV": "./x.sh", "N": 3},
           "model": "opus",
           "permissions": {
             "allow": ["Bash(git diff *)", "Bash(npm run test:*)", "Read(./src/**)", "WebFetch(domain:docs.rs)"],
@@ -687,17 +799,46 @@ mod tests {
         assert_eq!(c.settings.hooks.pre_tool_use.len(), 1);
         assert_eq!(c.roots[0], Path::new("/p/../shared"));
         let w = c.warnings.join("\n");
-        for named in ["env", "model", "WebFetch", "WebSearch", "acceptEdits", "hooks.Stop"] {
+        for named in
+            ["env: PATH", "env: BASH_ENV", "env.N", "model", "WebFetch", "WebSearch", "acceptEdits", "hooks.Stop"]
+        {
             assert!(w.contains(named), "{named} is named: {w}");
         }
         assert!(!w.contains("$schema"), "{w}");
-        assert_eq!(c.warnings.len(), 6, "{w}");
+        assert_eq!(c.warnings.len(), 8, "{w}");
+        // The variables that change nothing but themselves are kept.
+        let env: Vec<(&str, &str)> = c.settings.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(env, [("FOO", "bar"), ("NODE_ENV", "test")]);
         // wrepl's own keys keep their meaning beside Claude Code's.
         let c = Settings::from_claude_json(r#"{"$schema": "claude", "confine": "require"}"#, Path::new("/p")).unwrap();
         assert_eq!(c.settings.confine, ConfineMode::Require);
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // What wrepl does check still fails: a malformed rule list.
         assert!(Settings::from_claude_json(r#"{"permissions": {"allow": "Bash"}}"#, Path::new("/p")).is_err());
+    }
+
+    #[test]
+    fn env_refuses_what_changes_which_program_runs() {
+        let s = Settings::from_json(r#"{"env": {"RUST_LOG": "debug", "API_URL": "http://localhost"}}"#).unwrap();
+        assert_eq!(s.env.len(), 2);
+        for (name, why) in [
+            ("PATH", "which program runs"),
+            ("LD_PRELOAD", "which program runs"),
+            ("BASH_FUNC_ls%%", "not a variable name"),
+            ("BASH_ENV", "which program runs"),
+            ("bash_env", "which program runs"),
+            ("GIT_CONFIG_COUNT", "which program runs"),
+            ("GIT_SSH_COMMAND", "which program runs"),
+            ("WREPL_PROJECT_DIR", "which program runs"),
+            ("1X", "not a variable name"),
+            ("A=B", "not a variable name"),
+        ] {
+            let e = err(&format!(r#"{{"env": {{{}: "x"}}}}"#, serde_json::to_string(name).unwrap()));
+            assert!(e.starts_with(&format!("env.{name}:")) && e.contains(why), "{name}: {e}");
+        }
+        let e = err(r#"{"env": {"A": "x\u0000y"}}"#);
+        assert!(e.contains("NUL"), "{e}");
+        assert!(err(r#"{"env": {"A": 1}}"#).contains("invalid type"));
     }
 
     #[test]

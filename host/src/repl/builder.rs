@@ -343,7 +343,8 @@ impl ReplBuilder {
                 .bash_default_timeout_ms
                 .map(std::time::Duration::from_millis)
                 .unwrap_or(crate::tools::shell::DEFAULT_TIMEOUT);
-            crate::tools::builtin_tools_configured(self.sampler.clone(), bash_default)
+            let env = self.settings.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            crate::tools::builtin_tools_configured(self.sampler.clone(), bash_default, env)
         } else {
             vec![Arc::new(crate::tools::chdir::Chdir)]
         };

@@ -16,11 +16,10 @@ use std::path::Path;
 
 use base64::Engine as _;
 use cap_std::fs::MetadataExt as _;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::typed::BlockingTool;
+use super::typed::{BlockingTool, Out};
 use super::workspace::{map_io, Resolved};
 use super::Media;
 use super::{ToolContext, ToolError, ToolOutput, Workspace};
@@ -158,8 +157,52 @@ pub(crate) struct ReadInput {
     limit: Option<NonZeroU64>,
 }
 
+/// What [`Read`] returns, by the kind of file.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub(crate) enum ReadOutput {
+    /// A text file (or the selected lines of one).
+    Text {
+        /// The file's absolute path.
+        file_path: String,
+        /// The selected lines as they are in the file (no line numbers), terminators included.
+        content: String,
+        /// The 1-based number of the first selected line.
+        #[serde(rename = "startLine")]
+        start_line: u64,
+        /// How many lines were selected.
+        #[serde(rename = "numLines")]
+        num_lines: u64,
+        /// Lines in the whole file.
+        #[serde(rename = "totalLines")]
+        total_lines: u64,
+        /// Lines after the selection exist, or the content bound cut it.
+        truncated: bool,
+    },
+    /// An image, attached as media.
+    Image {
+        /// The file's absolute path.
+        file_path: String,
+        /// Its media type (image/png, image/jpeg, image/gif or image/webp).
+        mime: String,
+        /// Its size in bytes.
+        bytes: u64,
+    },
+    /// A PDF, attached as media.
+    Pdf {
+        /// The file's absolute path.
+        file_path: String,
+        /// Always application/pdf.
+        mime: String,
+        /// Its size in bytes.
+        bytes: u64,
+    },
+}
+
 impl BlockingTool for Read {
     type Input = ReadInput;
+    type Output = ReadOutput;
     const NAME: &'static str = "Read";
     const DESCRIPTION: &'static str =
         "Read a file from the workspace. Text files are returned with line numbers (cat -n style); \
@@ -171,7 +214,7 @@ impl BlockingTool for Read {
     const READ_ONLY: bool = true;
     const PATH_FIELD: &'static str = "file_path";
 
-    fn run(input: ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn run(input: ReadInput, ctx: &ToolContext) -> Result<Out<ReadOutput>, ToolError> {
         let (offset, limit) = (input.offset.map(NonZeroU64::get), input.limit.map(NonZeroU64::get));
         read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel)
     }
@@ -211,7 +254,7 @@ fn read_file(
     offset: Option<u64>,
     limit: Option<u64>,
     cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<Out<ReadOutput>, ToolError> {
     let r = resolve_file(ws, cwd, path)?;
     // Check the type before opening: opening a FIFO would block.
     let meta = file_metadata(ws, &r)?;
@@ -243,10 +286,10 @@ fn read_file(
                 return Err(ToolError::InvalidInput(format!("{shown} grew past {MAX_IMAGE_BYTES} bytes")));
             }
             let n = data.len();
-            let value = json!({"type": "image", "file_path": shown, "mime": mime, "bytes": n});
             let text = format!("[image {mime}, {n} bytes: {shown}]");
+            let value = ReadOutput::Image { file_path: shown, mime: mime.to_string(), bytes: n as u64 };
             let data = base64::engine::general_purpose::STANDARD.encode(&data);
-            Ok(ToolOutput::new(value, text).with_media(vec![Media::Image { mime: mime.to_string(), data }]))
+            Ok(Out::new(value, text).with_media(vec![Media::Image { mime: mime.to_string(), data }]))
         }
         Kind::Pdf => {
             let mut data = media(MAX_PDF_BYTES, "PDF")?;
@@ -257,10 +300,10 @@ fn read_file(
                 return Err(ToolError::InvalidInput(format!("{shown} grew past {MAX_PDF_BYTES} bytes")));
             }
             let n = data.len();
-            let value = json!({"type": "pdf", "file_path": shown, "mime": "application/pdf", "bytes": n});
             let text = format!("[PDF, {n} bytes: {shown}]");
+            let value = ReadOutput::Pdf { file_path: shown, mime: "application/pdf".into(), bytes: n as u64 };
             let data = base64::engine::general_purpose::STANDARD.encode(&data);
-            Ok(ToolOutput::new(value, text).with_media(vec![Media::Pdf { data }]))
+            Ok(Out::new(value, text).with_media(vec![Media::Pdf { data }]))
         }
         Kind::Binary => Err(ToolError::InvalidInput(format!(
             "{shown} is a binary file ({len} bytes); Read returns text, images (PNG, JPEG, GIF, WebP) and PDFs"
@@ -389,19 +432,18 @@ fn select_lines(
     Ok(sel)
 }
 
-fn render_text(shown: &str, start: u64, sel: Selection) -> ToolOutput {
+fn render_text(shown: &str, start: u64, sel: Selection) -> Out<ReadOutput> {
     let num = sel.lines.len() as u64;
     let last = if num == 0 { start.saturating_sub(1) } else { start + num - 1 };
     let truncated = sel.capped || last < sel.total;
-    let value = json!({
-        "type": "text",
-        "file_path": shown,
-        "content": String::from_utf8_lossy(&sel.content),
-        "startLine": start,
-        "numLines": num,
-        "totalLines": sel.total,
-        "truncated": truncated,
-    });
+    let value = ReadOutput::Text {
+        file_path: shown.to_string(),
+        content: String::from_utf8_lossy(&sel.content).into_owned(),
+        start_line: start,
+        num_lines: num,
+        total_lines: sel.total,
+        truncated,
+    };
     let text = if sel.total == 0 {
         format!("({shown} is empty)")
     } else if num == 0 {
@@ -429,7 +471,7 @@ fn render_text(shown: &str, start: u64, sel: Selection) -> ToolOutput {
         }
         t
     };
-    ToolOutput::new(value, text)
+    Out::new(value, text)
 }
 
 // ---------------------------------------------------------------------------
@@ -451,8 +493,21 @@ pub(crate) struct WriteInput {
     content: String,
 }
 
+/// What [`Write`] returns.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct WriteOutput {
+    /// The file's absolute path.
+    file_path: String,
+    /// Bytes written.
+    bytes: u64,
+    /// The file did not exist before.
+    created: bool,
+}
+
 impl BlockingTool for Write {
     type Input = WriteInput;
+    type Output = WriteOutput;
     const NAME: &'static str = "Write";
     const DESCRIPTION: &'static str =
         "Write a file in the workspace, replacing its whole content (or creating it, along with any \
@@ -460,12 +515,12 @@ impl BlockingTool for Write {
     const READ_ONLY: bool = false;
     const PATH_FIELD: &'static str = "file_path";
 
-    fn run(input: WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn run(input: WriteInput, ctx: &ToolContext) -> Result<Out<WriteOutput>, ToolError> {
         write_file(&ctx.workspace, &ctx.cwd, &input.file_path, &input.content)
     }
 }
 
-fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<ToolOutput, ToolError> {
+fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<Out<WriteOutput>, ToolError> {
     let r = resolve_file(ws, cwd, path)?;
     let dir = ws.dir(r.root);
     let created = match dir.metadata(&r.rel) {
@@ -491,7 +546,7 @@ fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<T
     let shown = show(&r.abs);
     let n = content.len();
     let text = if created { format!("Created {shown} ({n} bytes)") } else { format!("Overwrote {shown} ({n} bytes)") };
-    Ok(ToolOutput::new(json!({"file_path": shown, "bytes": n, "created": created}), text))
+    Ok(Out::new(WriteOutput { file_path: shown, bytes: n as u64, created }, text))
 }
 
 /// Replace the content of the file at `r` (creating it) atomically: the new
@@ -583,8 +638,19 @@ pub(crate) struct EditInput {
     replace_all: Option<bool>,
 }
 
+/// What [`Edit`] returns.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct EditOutput {
+    /// The file's absolute path.
+    file_path: String,
+    /// How many occurrences were replaced.
+    replacements: u64,
+}
+
 impl BlockingTool for Edit {
     type Input = EditInput;
+    type Output = EditOutput;
     const NAME: &'static str = "Edit";
     const DESCRIPTION: &'static str =
         "Replace an exact string in a file. `old_string` must match the file exactly (including \
@@ -593,7 +659,7 @@ impl BlockingTool for Edit {
     const READ_ONLY: bool = false;
     const PATH_FIELD: &'static str = "file_path";
 
-    fn run(input: EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn run(input: EditInput, ctx: &ToolContext) -> Result<Out<EditOutput>, ToolError> {
         let EditInput { file_path, old_string: old, new_string: new, replace_all } = input;
         if old.is_empty() {
             return Err(ToolError::InvalidInput(
@@ -628,7 +694,14 @@ fn find_all(hay: &[u8], needle: &str) -> Vec<usize> {
     out
 }
 
-fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: bool) -> Result<ToolOutput, ToolError> {
+fn edit_file(
+    ws: &Workspace,
+    cwd: &Path,
+    path: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+) -> Result<Out<EditOutput>, ToolError> {
     let r = resolve_file(ws, cwd, path)?;
     let meta = file_metadata(ws, &r)?;
     let shown = show(&r.abs);
@@ -712,7 +785,7 @@ fn edit_file(ws: &Workspace, cwd: &Path, path: &str, old: &str, new: &str, all: 
     let n = hits.len();
     let mut text = format!("Edited {shown}: {n} replacement{}", if n == 1 { "" } else { "s" });
     text.push_str(&snippet(&out, hits[0], new.len()));
-    Ok(ToolOutput::new(json!({"file_path": shown, "replacements": n}), text))
+    Ok(Out::new(EditOutput { file_path: shown, replacements: n as u64 }, text))
 }
 
 /// A `cat -n` excerpt around the first replacement (which starts at byte
@@ -746,7 +819,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use serde_json::Value;
+    use serde_json::{json, Value};
 
     use crate::tools::{RuleKind, Tool, FILE_TOOL_TIMEOUT};
 
@@ -772,7 +845,9 @@ mod tests {
     }
 
     async fn call(tool: &dyn Tool, e: &Env, input: Value) -> Result<ToolOutput, ToolError> {
-        tool.call(input, e.ctx.clone()).await
+        let out = tool.call(input, e.ctx.clone()).await;
+        crate::tools::assert_declared_output(tool, &out);
+        out
     }
 
     #[test]

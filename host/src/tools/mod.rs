@@ -240,7 +240,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 
 /// The built-in tools, with `sampler` answering `haiku` (model sampling).
 pub fn builtin_tools_with(sampler: Option<Arc<dyn sampling::Sampler>>) -> Vec<Arc<dyn Tool>> {
-    builtin_tools_configured(sampler, shell::DEFAULT_TIMEOUT)
+    builtin_tools_configured(sampler, shell::DEFAULT_TIMEOUT, Vec::new())
 }
 
 /// The built-in tools, with `sampler` answering `haiku`, and Bash's
@@ -248,17 +248,31 @@ pub fn builtin_tools_with(sampler: Option<Arc<dyn sampling::Sampler>>) -> Vec<Ar
 pub fn builtin_tools_configured(
     sampler: Option<Arc<dyn sampling::Sampler>>,
     bash_default_timeout: std::time::Duration,
+    bash_env: Vec<(String, String)>,
 ) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(chdir::Chdir),
         Arc::new(sampling::Sample::new(sampler)),
-        Arc::new(shell::Bash::with_default_timeout(bash_default_timeout)),
+        Arc::new(shell::Bash::with_default_timeout(bash_default_timeout).with_env(bash_env)),
         Arc::new(files::Read),
         Arc::new(files::Write),
         Arc::new(files::Edit),
         Arc::new(search::Glob),
         Arc::new(search::Grep),
     ]
+}
+
+/// Test helper: a successful output's value matches the tool's declared
+/// output schema (every built-in tool declares one).
+#[cfg(test)]
+pub(crate) fn assert_declared_output(tool: &dyn Tool, out: &Result<ToolOutput, ToolError>) {
+    let Ok(out) = out else { return };
+    let schema = tool.output_schema().unwrap_or_else(|| panic!("{} declares no output schema", tool.name()));
+    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{}: {e}", tool.name()));
+    let first = validator.iter_errors(&out.value).next().map(|e| e.to_string());
+    if let Some(err) = first {
+        panic!("{}: output {} does not match its declared schema {schema}: {err}", tool.name(), out.value);
+    }
 }
 
 /// Read a string field of an input object.

@@ -34,6 +34,9 @@ pub struct Bash {
     /// The timeout of a call that gives none.
     default_timeout: Duration,
     description: String,
+    /// Variables set on top of the passed-through ones (the settings' `env`,
+    /// checked by `env_refusal`).
+    env: std::sync::Arc<Vec<(String, String)>>,
 }
 
 impl Default for Bash {
@@ -48,7 +51,14 @@ impl Bash {
     pub fn with_default_timeout(default: Duration) -> Self {
         let default_timeout = default.clamp(Duration::from_millis(1), MAX_TIMEOUT);
         let description = DESCRIPTION.replace("{default}", &default_timeout.as_millis().to_string());
-        Self { default_timeout, description }
+        Self { default_timeout, description, env: Default::default() }
+    }
+
+    /// The same tool, with `env` set for every command on top of the
+    /// variables passed from wrepl's environment.
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = std::sync::Arc::new(env.into_iter().collect());
+        self
     }
 }
 
@@ -212,7 +222,7 @@ impl Tool for Bash {
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(run(input, ctx))
+        Box::pin(run(input, ctx, self.env.clone()))
     }
 }
 
@@ -224,7 +234,11 @@ fn shell() -> &'static str {
     }
 }
 
-async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+async fn run(
+    input: Value,
+    ctx: ToolContext,
+    env: std::sync::Arc<Vec<(String, String)>>,
+) -> Result<ToolOutput, ToolError> {
     let command = str_field(&input, "command").ok_or_else(|| ToolError::InvalidInput("command is required".into()))?;
     if command.contains('\0') {
         return Err(ToolError::InvalidInput("the command contains a NUL byte".into()));
@@ -239,7 +253,7 @@ async fn run(input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
     };
     // The group is killed when `group` is dropped (timeout, abort, eval end).
     let spawned = tokio::select! {
-        r = confine::spawn(cmd, EnvPolicy::only(ENV_PASSTHROUGH), request) => r,
+        r = confine::spawn(cmd, EnvPolicy::only(ENV_PASSTHROUGH).set_all(env.iter().cloned()), request) => r,
         _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled("the command was stopped before it started".into())),
     };
     let confine::Spawned { mut group, applied } = spawned.map_err(|e| match e {

@@ -12,10 +12,11 @@
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::files::run_blocking;
-use super::{str_field, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use super::{str_field, Media, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 /// The JSON Schema of `T`, normalised (see the module documentation).
 pub(crate) fn schema_of<T: JsonSchema>() -> Value {
@@ -130,11 +131,46 @@ fn integral_floats_as_integers(input: &Value) -> Value {
     Value::Object(fixed)
 }
 
+/// What a [`BlockingTool`] returns: its typed value (whose schema is the
+/// tool's output schema, so the declared type and the value cannot drift
+/// apart), the text for the transcript, and media.
+#[derive(Debug)]
+pub(crate) struct Out<T> {
+    /// The value the script receives.
+    pub(crate) value: T,
+    /// Text for the transcript and the model.
+    pub(crate) text: String,
+    /// Media attachments.
+    pub(crate) media: Vec<Media>,
+}
+
+impl<T: Serialize> Out<T> {
+    /// A value and its text, no media.
+    pub(crate) fn new(value: T, text: impl Into<String>) -> Self {
+        Self { value, text: text.into(), media: Vec::new() }
+    }
+
+    /// The same output with `media` attached.
+    pub(crate) fn with_media(mut self, media: Vec<Media>) -> Self {
+        self.media = media;
+        self
+    }
+
+    /// The untyped output the pipeline carries.
+    pub(crate) fn into_output(self, tool: &str) -> Result<ToolOutput, ToolError> {
+        let value = serde_json::to_value(&self.value)
+            .map_err(|e| ToolError::Failed(format!("{tool}: its result could not be encoded: {e}")))?;
+        Ok(ToolOutput::new(value, self.text).with_media(self.media))
+    }
+}
+
 /// A built-in file or search tool: a typed input, blocking filesystem work,
 /// path-scoped permission rules. Every `BlockingTool` is a [`Tool`].
 pub(crate) trait BlockingTool: Send + Sync + 'static {
     /// The input; its schema is [`Tool::input_schema`].
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    /// The value the script receives; its schema is [`Tool::output_schema`].
+    type Output: Serialize + JsonSchema + Send + 'static;
     /// Wire name.
     const NAME: &'static str;
     /// Description for the model.
@@ -147,7 +183,7 @@ pub(crate) trait BlockingTool: Send + Sync + 'static {
     const ALSO_CHECKED_AS: Option<&'static str> = None;
 
     /// Do the work (on the blocking pool; check `ctx.cancel` in loops).
-    fn run(input: Self::Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    fn run(input: Self::Input, ctx: &ToolContext) -> Result<Out<Self::Output>, ToolError>;
 }
 
 impl<T: BlockingTool> Tool for T {
@@ -161,6 +197,10 @@ impl<T: BlockingTool> Tool for T {
 
     fn input_schema(&self) -> Value {
         schema_of::<T::Input>()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(schema_of::<T::Output>())
     }
 
     fn read_only(&self, _input: &Value) -> bool {
@@ -183,7 +223,7 @@ impl<T: BlockingTool> Tool for T {
         Box::pin(async move {
             let input = parse::<T::Input>(T::NAME, &input)?;
             let cancel = ctx.cancel.clone();
-            run_blocking(&cancel, move || T::run(input, &ctx)).await
+            run_blocking(&cancel, move || T::run(input, &ctx)?.into_output(T::NAME)).await
         })
     }
 }

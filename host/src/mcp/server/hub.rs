@@ -170,6 +170,19 @@ impl Hub {
         Ok(ctx)
     }
 
+    /// A new context for `owner` that starts as a copy of the one `handle`
+    /// names: its log (verified) is copied, so the new context rebuilds the
+    /// parent's variables and tools on first use and records apart from it.
+    /// The parent is not mid-call while it is copied (its lock is held).
+    pub(super) async fn fork(&self, handle: &str, owner: Option<Fingerprint>) -> Result<Arc<Ctx>, String> {
+        let parent = self.resolve(handle, owner)?;
+        let _quiet = parent.state.lock().await;
+        let child = self.mint(owner, None)?;
+        crate::context::fork_log(&*self.store, &parent.id, &child.id)
+            .map_err(|e| format!("cannot fork the context: {e}"))?;
+        Ok(child)
+    }
+
     /// The context `handle` names, for `owner`: the live one, or (when its
     /// log is in the store and it has not expired) one that comes back by
     /// replay on first use.

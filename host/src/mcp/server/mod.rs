@@ -396,6 +396,11 @@ impl WreplServer {
             Some(Value::String(h)) => Some(h),
             Some(_) => return Ok(input_error("invalid input: `context` must be a string (a context handle)").into()),
         };
+        let fork = match args.remove("fork") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(h)) => Some(h),
+            Some(_) => return Ok(input_error("invalid input: `fork` must be a string (a context handle)").into()),
+        };
         let enabled = self.conn.options.repl_enabled;
         let registered = name.strip_prefix(REGISTERED_PREFIX).filter(|_| enabled);
         let is_repl = enabled && name == REPL_TOOL;
@@ -422,18 +427,33 @@ impl WreplServer {
             }
             None => None,
         };
-        let ctx =
-            match self.context_for(handle.as_deref(), retry.as_ref().map(|r| &r.pending), registered, owner, modern) {
-                Ok(c) => c,
-                Err(e) => return Ok(input_error(e).into()),
-            };
+        let ctx = match &fork {
+            Some(_) if !modern => {
+                return Ok(input_error(
+                    "invalid input: `fork` takes a context handle, which clients speaking protocol 2026-07-28 get",
+                )
+                .into())
+            }
+            Some(_) if handle.is_some() || retry.is_some() || !is_repl => {
+                return Ok(input_error(
+                    "invalid input: `fork` starts a new context: give it instead of `context`, on a new repl call",
+                )
+                .into())
+            }
+            Some(parent) => hub.fork(parent, owner).await,
+            None => self.context_for(handle.as_deref(), retry.as_ref().map(|r| &r.pending), registered, owner, modern),
+        };
+        let ctx = match ctx {
+            Ok(c) => c,
+            Err(e) => return Ok(input_error(e).into()),
+        };
         let call = if is_repl {
             let Some(code) = args.get("code").and_then(Value::as_str).map(str::to_string) else {
                 return Ok(input_error("invalid input: `code` (a string of JavaScript) is required").into());
             };
             if let Some(k) = args.keys().find(|k| !matches!(k.as_str(), "code" | "description" | "timeout")) {
                 return Ok(input_error(format!(
-                    "invalid input: unknown field {k:?} (expected code, description, timeout, context)"
+                    "invalid input: unknown field {k:?} (expected code, description, timeout, context, fork)"
                 ))
                 .into());
             }

@@ -20,7 +20,8 @@ pub(super) fn repl_schema() -> JsonObject {
             "code": {"type": "string", "description": "JavaScript to evaluate in the persistent context (top-level await works; the value of the last expression is the result)."},
             "description": {"type": "string", "description": "What this code does, in a few words (shown to the user)."},
             "timeout": {"type": "number", "description": "Script-time budget in milliseconds (default 30000, max 600000; time spent waiting for tools does not count)."},
-            "context": {"type": "string", "description": "The context handle a previous result gave (its `context`), to continue that context; omit it to start a fresh one."}
+            "context": {"type": "string", "description": "The context handle a previous result gave (its `context`), to continue that context; omit it to start a fresh one."},
+            "fork": {"type": "string", "description": "Instead of `context`: a context handle to copy. The call runs in a new context that starts with that context's variables and tools; the original is left unchanged."}
         },
         "required": ["code"],
         "additionalProperties": false

@@ -387,7 +387,6 @@ impl PermissionRules {
     }
 
     /// True when there are no rules at all.
-    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
     }

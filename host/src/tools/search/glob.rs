@@ -30,8 +30,22 @@ pub(crate) struct GlobInput {
     path: Option<String>,
 }
 
+/// What [`Glob`] returns.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct GlobOutput {
+    /// Absolute paths of the matching files, most recently modified first.
+    filenames: Vec<String>,
+    /// How many paths `filenames` holds.
+    #[serde(rename = "numFiles")]
+    num_files: u64,
+    /// More files matched than are listed.
+    truncated: bool,
+}
+
 impl BlockingTool for Glob {
     type Input = GlobInput;
+    type Output = GlobOutput;
     const NAME: &'static str = "Glob";
     const DESCRIPTION: &'static str =
         "Find files by name with a glob pattern, e.g. \"**/*.rs\" (any depth), \"*.toml\" (directly in the \
@@ -42,7 +56,7 @@ impl BlockingTool for Glob {
     const PATH_FIELD: &'static str = "path";
     const ALSO_CHECKED_AS: Option<&'static str> = Some("Read");
 
-    fn run(input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn run(input: GlobInput, ctx: &ToolContext) -> Result<Out<GlobOutput>, ToolError> {
         glob(&ctx.workspace, &ctx.cwd, &input.pattern, input.path.as_deref(), &ctx.cancel)
     }
 }
@@ -85,7 +99,7 @@ fn glob(
     pattern: &str,
     path: Option<&str>,
     cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<Out<GlobOutput>, ToolError> {
     check_glob(pattern)?;
     let search = ws.resolve_dir(cwd, path.unwrap_or("."))?;
     let mut heap: BinaryHeap<Reverse<(SystemTime, Reverse<PathBuf>)>> = BinaryHeap::new();
@@ -131,8 +145,8 @@ fn glob(
             files.len()
         ));
     }
-    let value = json!({"filenames": files, "numFiles": files.len(), "truncated": truncated});
-    Ok(ToolOutput::new(value, text))
+    let num_files = files.len() as u64;
+    Ok(Out::new(GlobOutput { filenames: files, num_files, truncated }, text))
 }
 
 // ---------------------------------------------------------------------------

@@ -16,6 +16,85 @@ enum Mode {
     // Matching lines per file.
     #[serde(rename = "count")]
     Count,
+    // Matching lines as records.
+    #[serde(rename = "matches")]
+    Matches,
+}
+
+/// One matching line, in `matches` mode.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct GrepMatch {
+    /// The file's absolute path.
+    file: String,
+    /// The 1-based line number.
+    line: u64,
+    /// The line, without its terminator (cut past 2000 characters).
+    text: String,
+}
+
+/// Matching lines of one file, in `count` mode.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct FileCount {
+    /// The file's absolute path.
+    file: String,
+    /// How many of its lines match.
+    count: u64,
+}
+
+/// What [`Grep`] returns, by `output_mode`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[serde(tag = "mode")]
+pub(crate) enum GrepOutput {
+    /// Matching lines as text.
+    #[serde(rename = "content")]
+    Content {
+        /// `path:line:text` for matches, `path-line-text` for context lines, `--` between groups.
+        content: String,
+        /// Lines in `content`.
+        #[serde(rename = "numLines")]
+        num_lines: u64,
+        /// The output stopped at a bound (head_limit or the size bounds).
+        truncated: bool,
+    },
+    /// Paths of matching files.
+    #[serde(rename = "files_with_matches")]
+    Files {
+        /// Absolute paths, most recently modified first.
+        filenames: Vec<String>,
+        /// How many paths `filenames` holds.
+        #[serde(rename = "numFiles")]
+        num_files: u64,
+        /// More files matched than are listed.
+        truncated: bool,
+    },
+    /// Matching lines per file.
+    #[serde(rename = "count")]
+    Count {
+        /// One entry per matching file.
+        counts: Vec<FileCount>,
+        /// Matching lines in all listed files.
+        #[serde(rename = "numMatches")]
+        num_matches: u64,
+        /// How many files `counts` holds.
+        #[serde(rename = "numFiles")]
+        num_files: u64,
+        /// More files matched than are listed.
+        truncated: bool,
+    },
+    /// Matching lines as records.
+    #[serde(rename = "matches")]
+    Matches {
+        /// One record per matching line.
+        matches: Vec<GrepMatch>,
+        /// How many records `matches` holds.
+        #[serde(rename = "numMatches")]
+        num_matches: u64,
+        /// The output stopped at a bound (head_limit or the size bounds).
+        truncated: bool,
+    },
 }
 
 /// `Grep`: search file contents with a regular expression (Rust regex syntax,
@@ -29,7 +108,9 @@ enum Mode {
 /// - `files_with_matches` (default): `{"mode":"files_with_matches",
 ///   "filenames": [...], "numFiles","truncated"}`, most recently modified first;
 /// - `count`: `{"mode":"count","counts":[{"file","count"}],"numMatches",
-///   "numFiles","truncated"}` counting matching lines per file.
+///   "numFiles","truncated"}` counting matching lines per file;
+/// - `matches`: `{"mode":"matches","matches":[{"file","line","text"}],
+///   "numMatches","truncated"}`, one record per matching line (no context).
 ///
 /// Paths are absolute. `head_limit` keeps the first N lines/entries (0 means
 /// no limit); output is also bounded by [`GREP_MAX_LINES`], [`GREP_MAX_BYTES`]
@@ -49,7 +130,7 @@ pub(crate) struct GrepInput {
     path: Option<String>,
     /// Only search files matching this glob (ripgrep --glob semantics: "*.js" matches at any depth; several globs may be separated by spaces or commas; a leading ! excludes).
     glob: Option<String>,
-    /// "files_with_matches" (default): paths of matching files; "content": matching lines; "count": matching lines per file.
+    /// "files_with_matches" (default): paths of matching files; "content": matching lines; "count": matching lines per file; "matches": matching lines as {file, line, text} records.
     output_mode: Option<Mode>,
     /// Case-insensitive search.
     #[serde(rename = "-i")]
@@ -77,6 +158,7 @@ pub(crate) struct GrepInput {
 
 impl BlockingTool for Grep {
     type Input = GrepInput;
+    type Output = GrepOutput;
     const NAME: &'static str = "Grep";
     const DESCRIPTION: &'static str =
         "Search file contents with a regular expression (ripgrep / Rust regex syntax, e.g. \"fn\\s+main\", \
@@ -84,13 +166,14 @@ impl BlockingTool for Grep {
          directory) or a single file; filter files with `glob` (e.g. \"*.rs\", \"*.{ts,tsx}\") or `type` \
          (ripgrep type names: rust, js, ts, py, go, ...). output_mode \"files_with_matches\" (default) lists \
          matching files newest first, \"content\" shows matching lines as path:line:text with optional \
-         context (-A/-B/-C), \"count\" counts matching lines per file. Set multiline to let patterns span \
+         context (-A/-B/-C), \"count\" counts matching lines per file, \"matches\" returns matching lines \
+         as {file, line, text} records. Set multiline to let patterns span \
          lines (`.` then matches newlines too). Respects .gitignore; skips hidden and binary files.";
     const READ_ONLY: bool = true;
     const PATH_FIELD: &'static str = "path";
     const ALSO_CHECKED_AS: Option<&'static str> = Some("Read");
 
-    fn run(input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn run(input: GrepInput, ctx: &ToolContext) -> Result<Out<GrepOutput>, ToolError> {
         grep(&ctx.workspace, &ctx.cwd, GrepRequest::new(input)?, &ctx.cancel)
     }
 }
@@ -194,9 +277,11 @@ impl<R: io::Read> io::Read for CancelRead<R> {
     }
 }
 
-/// Content-mode output across files.
+/// Content- and matches-mode output across files.
 struct Lines {
     lines: Vec<String>,
+    /// The records of matches mode (one per entry of `lines`).
+    found: Vec<GrepMatch>,
     bytes: usize,
     limit: usize,
     truncated: bool,
@@ -212,6 +297,13 @@ impl Lines {
         self.bytes += line.len() + 1;
         self.lines.push(line);
         true
+    }
+
+    /// Forget what was added since `mark` lines (a binary or unreadable file).
+    fn roll_back(&mut self, mark: usize, bytes: usize) {
+        self.lines.truncate(mark);
+        self.found.truncate(mark);
+        self.bytes = bytes;
     }
 }
 
@@ -240,7 +332,14 @@ impl FileSink<'_> {
             Some(n) => format!("{}{sep}{n}{sep}{text}", self.path),
             None => format!("{}{sep}{text}", self.path),
         };
-        self.out.push(line)
+        if !self.out.push(line) {
+            return false;
+        }
+        if self.mode == Mode::Matches {
+            let line = number.unwrap_or(0);
+            self.out.found.push(GrepMatch { file: self.path.to_string(), line, text: text.into_owned() });
+        }
+        true
     }
 }
 
@@ -260,7 +359,7 @@ impl Sink for FileSink<'_> {
                 self.matches += mat.lines().count().max(1) as u64;
                 Ok(true)
             }
-            Mode::Content => {
+            Mode::Content | Mode::Matches => {
                 self.matches += 1;
                 let first = mat.line_number();
                 for (i, line) in mat.lines().enumerate() {
@@ -290,7 +389,12 @@ impl Sink for FileSink<'_> {
     }
 }
 
-fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+fn grep(
+    ws: &Workspace,
+    cwd: &Path,
+    req: GrepRequest,
+    cancel: &CancellationToken,
+) -> Result<Out<GrepOutput>, ToolError> {
     let target = ws.resolve(cwd, req.path.as_deref().unwrap_or("."))?;
     let dir = ws.dir(target.root);
     let is_file = if target.rel.as_os_str().is_empty() {
@@ -357,7 +461,7 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
     };
 
     let mut searcher = SearcherBuilder::new()
-        .line_number(req.mode == Mode::Content && req.line_numbers)
+        .line_number(req.mode == Mode::Matches || (req.mode == Mode::Content && req.line_numbers))
         .multi_line(req.multiline)
         .before_context(req.before)
         .after_context(req.after)
@@ -366,7 +470,8 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
         .build();
 
     let limit = req.limit.unwrap_or(usize::MAX);
-    let mut lines = Lines { lines: Vec::new(), bytes: 0, limit: limit.min(GREP_MAX_LINES), truncated: false };
+    let mut lines =
+        Lines { lines: Vec::new(), found: Vec::new(), bytes: 0, limit: limit.min(GREP_MAX_LINES), truncated: false };
     let entry_cap = limit.min(GREP_MAX_ENTRIES);
     let mut newest: BinaryHeap<Reverse<(Option<cap_std::time::SystemTime>, Reverse<String>)>> = BinaryHeap::new();
     let mut counts: Vec<(String, u64)> = Vec::new();
@@ -414,8 +519,7 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
         }
         if binary || res.is_err() {
             // Roll back whatever a binary or unreadable file produced.
-            lines.lines.truncate(mark);
-            lines.bytes = mark_bytes;
+            lines.roll_back(mark, mark_bytes);
             if res.is_err() {
                 skipped += 1;
             }
@@ -429,7 +533,7 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
         }
         matched_files += 1;
         match req.mode {
-            Mode::Content => {}
+            Mode::Content | Mode::Matches => {}
             Mode::Files => {
                 newest.push(Reverse((mtime, Reverse(shown))));
                 if newest.len() > entry_cap {
@@ -466,10 +570,19 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
                 ));
             }
             note_skipped(&mut text);
-            ToolOutput::new(
-                json!({"mode": "content", "content": content, "numLines": n, "truncated": lines.truncated}),
-                text,
-            )
+            Out::new(GrepOutput::Content { content, num_lines: n as u64, truncated: lines.truncated }, text)
+        }
+        Mode::Matches => {
+            let n = lines.lines.len();
+            let mut text = if n == 0 { "No matches found".to_string() } else { lines.lines.join("\n") };
+            if lines.truncated {
+                text.push_str(&format!(
+                    "\n… (output stopped after {n} matches; narrow the search with path, glob, type or head_limit)"
+                ));
+            }
+            note_skipped(&mut text);
+            let truncated = lines.truncated;
+            Out::new(GrepOutput::Matches { matches: lines.found, num_matches: n as u64, truncated }, text)
         }
         Mode::Files => {
             let files: Vec<String> = newest.into_sorted_vec().into_iter().map(|Reverse((_, Reverse(p)))| p).collect();
@@ -485,10 +598,8 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
                 ));
             }
             note_skipped(&mut text);
-            ToolOutput::new(
-                json!({"mode": "files_with_matches", "filenames": files, "numFiles": files.len(), "truncated": entries_truncated}),
-                text,
-            )
+            let num_files = files.len() as u64;
+            Out::new(GrepOutput::Files { filenames: files, num_files, truncated: entries_truncated }, text)
         }
         Mode::Count => {
             let total: u64 = counts.iter().map(|(_, c)| c).sum();
@@ -508,11 +619,9 @@ fn grep(ws: &Workspace, cwd: &Path, req: GrepRequest, cancel: &CancellationToken
                 text.push_str("\n(More files matched; the list was cut at head_limit or the entry bound.)");
             }
             note_skipped(&mut text);
-            let list: Vec<Value> = counts.iter().map(|(f, c)| json!({"file": f, "count": c})).collect();
-            ToolOutput::new(
-                json!({"mode": "count", "counts": list, "numMatches": total, "numFiles": counts.len(), "truncated": entries_truncated}),
-                text,
-            )
+            let num_files = counts.len() as u64;
+            let counts = counts.into_iter().map(|(file, count)| FileCount { file, count }).collect();
+            Out::new(GrepOutput::Count { counts, num_matches: total, num_files, truncated: entries_truncated }, text)
         }
     };
     Ok(out)

@@ -26,14 +26,13 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::WalkBuilder;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::files::{cancelled, cut_line, show, strip_eol};
-use super::typed::BlockingTool;
+use super::typed::{BlockingTool, Out};
 use super::workspace::{map_io, Resolved};
-use super::{ToolContext, ToolError, ToolOutput, Workspace};
+use super::{ToolContext, ToolError, Workspace};
 
 mod glob;
 mod grep;
@@ -211,7 +210,9 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::tools::{Tool, FILE_TOOL_TIMEOUT};
+    use serde_json::{json, Value};
+
+    use crate::tools::{Tool, ToolOutput, FILE_TOOL_TIMEOUT};
 
     struct Env {
         _dir: tempfile::TempDir,
@@ -254,7 +255,9 @@ mod tests {
     }
 
     async fn run(tool: &dyn Tool, e: &Env, input: Value) -> Result<ToolOutput, ToolError> {
-        tool.call(input, e.ctx.clone()).await
+        let out = tool.call(input, e.ctx.clone()).await;
+        crate::tools::assert_declared_output(tool, &out);
+        out
     }
 
     fn names(v: &Value) -> Vec<String> {
@@ -431,6 +434,32 @@ mod tests {
         let out = run(&Grep, &e, json!({"pattern": "zzz"})).await.unwrap();
         assert_eq!(out.text, "No files found");
         assert_eq!(out.value["filenames"], json!([]));
+    }
+
+    #[tokio::test]
+    async fn grep_matches_are_records() {
+        let e = grep_env();
+        let lib = e.abs("src/lib.rs");
+        let notes = e.abs("src/notes.md");
+        // Context options and "-n": false do not change the records.
+        let input = json!({"pattern": "hello", "output_mode": "matches", "path": "src", "-C": 2, "-n": false});
+        let out = run(&Grep, &e, input).await.unwrap();
+        assert_eq!(
+            out.value,
+            json!({"mode": "matches", "matches": [
+                {"file": lib, "line": 1, "text": "// hello world"},
+                {"file": lib, "line": 2, "text": "pub fn hello() {}"},
+                {"file": notes, "line": 4, "text": "hello again"},
+            ], "numMatches": 3, "truncated": false})
+        );
+        let out = run(&Grep, &e, json!({"pattern": "hello", "output_mode": "matches", "-i": true, "head_limit": 2}))
+            .await
+            .unwrap();
+        assert_eq!(out.value["matches"].as_array().unwrap().len(), 2);
+        assert_eq!(out.value["truncated"], true);
+        let out = run(&Grep, &e, json!({"pattern": "nothing-here", "output_mode": "matches"})).await.unwrap();
+        assert_eq!(out.value, json!({"mode": "matches", "matches": [], "numMatches": 0, "truncated": false}));
+        assert_eq!(out.text, "No matches found");
     }
 
     #[tokio::test]
