@@ -12,9 +12,11 @@
 #
 # Targets: script_transform, replay_log, dispatcher, wit_values,
 # record_replay, cli_output (the terminal sanitizer and the settings loader),
-# and shell_rules — the Bash permission matcher against real
+# shell_rules — the Bash permission matcher against real
 # bash (/bin/bash under a DEBUG-trap tracer, from a thread Landlock confines
-# to a temporary directory; it fails when Landlock is not fully enforced).
+# to a temporary directory; it fails when Landlock is not fully enforced) —
+# and host_diff, the same generated programs in wrepl's host and the Node.js
+# host (hosts/node, transpiled here first when it is installed).
 set -euo pipefail
 
 secs="${1:-20}"
@@ -31,6 +33,10 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 if [ "$#" -gt 0 ]; then targets="$*"; else targets="$(cargo fuzz list)"; fi
+# host_diff compares with the Node.js host when hosts/node is installed.
+if [ -x "$root/hosts/node/node_modules/.bin/node" ]; then
+    (cd "$root/hosts/node" && ./node_modules/.bin/node build.mjs)
+fi
 jobs=()
 if [ -n "${WREPL_FUZZ_JOBS:-}" ]; then jobs=(--jobs "$WREPL_FUZZ_JOBS"); fi
 # --dev: the profile in fuzz/Cargo.toml optimises dependencies and keeps

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: install what the tests use (the node packages:
 # the MCP reference server, the TypeScript compiler, the MCP conformance
-# suite and the Node.js 22 build it runs on; the official MCP Python SDK in a
+# suite and the Node.js 22 build it runs on; jco and Node.js 26 for the
+# second host of the guest, hosts/node; the official MCP Python SDK in a
 # venv; tmux for the interactive REPL; PostgreSQL, started as a throw-away
 # cluster), then run every test.
 # Under this script a test whose component is missing fails; it never skips.
@@ -18,6 +19,8 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 echo "node $(node --version), npm $(npm --version)"
 (cd tests/node && npm ci --no-audit --no-fund)
+# The second host of the guest: jco and a Node.js build with JSPI.
+(cd hosts/node && npm ci --no-audit --no-fund)
 export WREPL_REQUIRE_NPM=1
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"

@@ -3,6 +3,10 @@
 //! timer, `fail` always fails, `hang` never completes (until cancelled).
 //! They are ordinary [`Tool`]s, so calls of them pass the whole pipeline.
 //! Every started call is logged in a shared [`CallLog`].
+//!
+//! [`conformance_tools`] are the four tools of the host-conformance programs
+//! (`tests/host-conformance/programs.json`), which every host of the guest
+//! provides alike (the Node.js host's are in `hosts/node/test/`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -110,6 +114,55 @@ impl Tool for TestTool {
                 }
                 Kind::Fail => Err(ToolError::Failed("this tool always fails".into())),
                 Kind::Hang => std::future::pending().await,
+            }
+        })
+    }
+}
+
+/// One tool of the host-conformance programs.
+#[derive(Debug, Clone, Copy)]
+struct Conformance(&'static str);
+
+/// The host-conformance tools: `echo` resolves to its input, `add` to
+/// `input.a + input.b`, `fail` rejects with kind `failed` and message
+/// `input.message`, `sleep` resolves to `input.value` after `input.ms`
+/// milliseconds.
+pub fn conformance_tools() -> Vec<Arc<dyn Tool>> {
+    ["echo", "add", "fail", "sleep"].into_iter().map(|n| Arc::new(Conformance(n)) as Arc<dyn Tool>).collect()
+}
+
+impl Tool for Conformance {
+    fn name(&self) -> &str {
+        self.0
+    }
+
+    fn description(&self) -> &str {
+        "host conformance tool"
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {
+        let name = self.0;
+        Box::pin(async move {
+            match name {
+                "echo" => Ok(ToolOutput::new(input, "")),
+                "add" => {
+                    let n = |k: &str| input.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+                    Ok(ToolOutput::new(json!(n("a") + n("b")), ""))
+                }
+                "fail" => Err(ToolError::Failed(input["message"].as_str().unwrap_or("failed").to_string())),
+                _ => {
+                    let ms = input["ms"].as_u64().unwrap_or(0).min(60_000);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(ToolOutput::new(input["value"].clone(), ""))
+                }
             }
         })
     }

@@ -5,7 +5,8 @@
 //! under test and `cargo run --release --` meaning that binary too) and
 //! checked against what the README says it prints, or listed in [`NOT_RUN`]
 //! with the reason and the test that covers it. A new example that is
-//! neither fails this test. Every ```json block must parse. (The ```rust
+//! neither fails this test. Every ```json block must parse, and the ```js
+//! block is `hosts/node/example.mjs`, which `node_host.rs` runs. (The ```rust
 //! block is a doctest of the library, the ```python block runs in
 //! `python_sdk.rs`, the interactive transcript in `terminal.rs`.)
 
@@ -49,8 +50,8 @@ enum Check {
 
 /// The runnable lines of the README's ```sh blocks, a block at a time, and
 /// its ```json blocks.
-fn blocks(readme: &str) -> (Vec<Vec<String>>, Vec<String>) {
-    let (mut sh, mut json) = (Vec::new(), Vec::new());
+fn blocks(readme: &str) -> (Vec<Vec<String>>, Vec<String>, Vec<String>) {
+    let (mut sh, mut json, mut js) = (Vec::new(), Vec::new(), Vec::new());
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
         let Some(lang) = line.strip_prefix("```") else { continue };
@@ -58,17 +59,22 @@ fn blocks(readme: &str) -> (Vec<Vec<String>>, Vec<String>) {
         match lang.trim() {
             "sh" => sh.push(body.iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect()),
             "json" => json.push(body.join("\n")),
+            "js" => js.push(body.join("\n") + "\n"),
             _ => {}
         }
     }
-    (sh, json)
+    (sh, json, js)
 }
 
 #[test]
 fn every_readme_example_runs_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let (sh, json) = blocks(&readme);
+    let (sh, json, js) = blocks(&readme);
+    // The ```js block is the Node host's example, which its tests run
+    // (node_host.rs): the README shows it as it is.
+    let example = std::fs::read_to_string(root.join("hosts/node/example.mjs")).unwrap();
+    assert_eq!(js, [example], "the README's JavaScript example is not hosts/node/example.mjs");
     assert!(sh.len() >= 5 && !json.is_empty(), "the README's blocks were not found");
     for j in &json {
         serde_json::from_str::<serde_json::Value>(j)
