@@ -17,8 +17,12 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --all-targets -- -D warnings
 
-# Criterion benchmarks of the sandbox core, then the peer benchmark (see bench/README.md).
-bench: bench-criterion bench-peers
+# Criterion benchmarks of the sandbox core, the peer benchmark, then the user's figures (see bench/README.md).
+bench: bench-criterion bench-peers bench-user
+
+# First run with an empty or unwritable cache, Grep against rg, binary size (release build).
+bench-user:
+    bash bench/user-figures.sh
 
 # Criterion benchmarks only: cold context, warm eval, host calls, session restore.
 bench-criterion:

@@ -132,10 +132,18 @@ pub fn fork_log(store: &dyn LogStore, from: &str, into: &str) -> Result<usize, R
             "the session {into:?} already has a log; fork into a new session name (the log is never overwritten)"
         )));
     }
-    crate::repl::verified(store, from)?;
-    let events = store.load(from)?;
-    if events.is_empty() {
+    // Copy exactly what was verified: the log up to the head read before
+    // the check (a writer may append meanwhile; its rows are not copied).
+    let Some(head) = store.head(from)?.filter(|h| h.events > 0) else {
         return Err(ReplError::InvalidInput(format!("there is no session {from:?} to fork (its log is empty)")));
+    };
+    crate::repl::verified(store, from)?;
+    let mut events = store.load(from)?;
+    events.truncate(usize::try_from(head.events).unwrap_or(usize::MAX));
+    if events.len() as u64 != head.events || events.last().map(|e| e.hash.as_str()) != Some(head.hash.as_str()) {
+        return Err(ReplError::InvalidInput(format!(
+            "the session {from:?} changed while it was being copied; fork it again"
+        )));
     }
     let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
     store.append(into, &copy)?;

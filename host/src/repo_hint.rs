@@ -36,6 +36,7 @@ pub fn repo_hint_for(dir: &Path) -> Option<String> {
                 git_dir.join(c)
             }
         })
+        .filter(|c| is_git_dir_path(c))
         .unwrap_or_else(|| git_dir.clone());
     if let Some(url) = read_small(&common.join("config")).and_then(|c| origin_url(&c)) {
         if let Some(remote) = describe_remote(&url) {
@@ -65,11 +66,23 @@ fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
             let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
             let target = PathBuf::from(target);
             let target = if target.is_absolute() { target } else { d.join(target) };
-            return target.is_dir().then(|| (d.to_path_buf(), target));
+            return (is_git_dir_path(&target) && target.is_dir()).then(|| (d.to_path_buf(), target));
         }
         return None;
     }
     None
+}
+
+/// Whether `path` names a git directory: a `.git` directory, one inside it
+/// (a worktree's or a submodule's), or a bare `NAME.git`. A `.git` file or a
+/// `commondir` is workspace content a script may have written: it must not
+/// send the hint reading files named `HEAD` or `config` anywhere else.
+fn is_git_dir_path(path: &Path) -> bool {
+    let Ok(real) = path.canonicalize() else { return false };
+    real.components().any(|c| {
+        let name = c.as_os_str().to_string_lossy();
+        name == ".git" || (name.ends_with(".git") && name.len() > 4)
+    })
 }
 
 /// A small text file's content (`None` when missing, too large or not UTF-8).
@@ -210,6 +223,14 @@ mod tests {
             repo_hint_for(&wt).unwrap(),
             format!("repo: {} (topic; origin github.com/acme/widget)", wt.display())
         );
+
+        // A `.git` file pointing somewhere that is no git directory is not
+        // followed.
+        let lure = tmp.path().join("lure");
+        std::fs::create_dir_all(lure.join("secrets")).unwrap();
+        std::fs::write(lure.join("secrets/config"), "[remote \"origin\"]\n\turl = https://leak/x\n").unwrap();
+        std::fs::write(lure.join(".git"), format!("gitdir: {}\n", lure.join("secrets").display())).unwrap();
+        assert_eq!(repo_hint_for(&lure), None);
 
         let plain = tmp.path().join("plain");
         std::fs::create_dir_all(&plain).unwrap();

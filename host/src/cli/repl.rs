@@ -113,10 +113,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(p),
         None => default_history(),
     };
-    let session_config = match session.log(&store)? {
-        Some((name, store)) => Some(SessionConfig::new(name, store)),
-        None => None,
-    };
+    let session_config = session.log(&store)?.map(|(name, store)| SessionConfig::new(name, store));
     let mcp = downstream(&policy).await?;
     let (approver, mut asks) = TerminalApprover::new();
     let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.approver(approver);

@@ -128,7 +128,7 @@ fn render(running: &Running, evaluating: Duration) -> String {
         return format!("evaluating {:.1}s (Ctrl-C stops it)", evaluating.as_secs_f64());
     }
     let mut calls: Vec<(&String, Duration)> = r.values().map(|(t, s)| (t, now.duration_since(*s))).collect();
-    calls.sort_by(|a, b| b.1.cmp(&a.1));
+    calls.sort_by_key(|c| std::cmp::Reverse(c.1));
     let mut text = format!("{} call{} running: ", calls.len(), if calls.len() == 1 { "" } else { "s" });
     let shown: Vec<String> = calls
         .iter()

@@ -288,6 +288,11 @@ struct Lines {
 }
 
 impl Lines {
+    /// Empty output of at most `limit` lines.
+    fn new(limit: usize) -> Self {
+        Self { lines: Vec::new(), found: Vec::new(), bytes: 0, limit, truncated: false }
+    }
+
     /// Add a line; false (and `truncated`) when the output is full.
     fn push(&mut self, line: String) -> bool {
         if self.lines.len() >= self.limit || self.bytes + line.len() + 1 > GREP_MAX_BYTES {
@@ -298,24 +303,145 @@ impl Lines {
         self.lines.push(line);
         true
     }
+}
 
-    /// Forget what was added since `mark` lines (a binary or unreadable file).
-    fn roll_back(&mut self, mark: usize, bytes: usize) {
-        self.lines.truncate(mark);
-        self.found.truncate(mark);
-        self.bytes = bytes;
+/// What searching one file gave.
+enum Searched {
+    /// Left out without a trace: a binary file, one that is not where the
+    /// walk saw it (a directory swapped for a symlink must not lead into
+    /// wrepl's state or a hidden path), or one not searched after a stop.
+    Hidden,
+    /// It could not be opened or read (counted as skipped).
+    Unreadable,
+    /// Searched.
+    Found {
+        /// The path shown.
+        shown: String,
+        /// Its modification time (missing times sort as oldest).
+        mtime: Option<cap_std::time::SystemTime>,
+        /// Matching lines.
+        matches: u64,
+        /// Its output lines (content and matches modes).
+        out: Lines,
+    },
+}
+
+/// What one search needs, shared by the searcher threads.
+struct FileSearch<'a> {
+    ws: &'a Workspace,
+    dir: &'a cap_std::fs::Dir,
+    root: usize,
+    req: &'a GrepRequest,
+    cancel: &'a CancellationToken,
+}
+
+impl FileSearch<'_> {
+    /// Search the file at `rel` (shown as `abs`), keeping at most `limit`
+    /// output lines of it.
+    fn file(&self, searcher: &mut Searcher, rel: PathBuf, abs: PathBuf, limit: usize) -> Searched {
+        let Ok(file) = self.dir.open(&rel) else { return Searched::Unreadable };
+        let opened = Resolved { root: self.root, rel, abs };
+        if self.ws.check_opened(&file, &opened, true, false).is_err() {
+            return Searched::Hidden;
+        }
+        let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
+        let shown = show(&opened.abs);
+        let mut out = Lines::new(limit.min(GREP_MAX_LINES));
+        let mut sink = FileSink {
+            mode: self.req.mode,
+            path: &shown,
+            line_numbers: self.req.line_numbers,
+            out: &mut out,
+            matches: 0,
+            binary: false,
+            cancel: self.cancel,
+        };
+        let reader = CancelRead { inner: file, cancel: self.cancel.clone() };
+        let res = searcher.search_reader(&self.req.matcher, reader, &mut sink);
+        let (matches, binary) = (sink.matches, sink.binary);
+        match res {
+            Err(_) if !self.cancel.is_cancelled() => Searched::Unreadable,
+            _ if binary => Searched::Hidden,
+            _ => Searched::Found { shown, mtime, matches, out },
+        }
     }
 }
 
-/// The sink for one file.
+/// The files' results, merged in walk order.
+struct Merged {
+    mode: Mode,
+    /// Context lines were asked for: `--` separates groups.
+    context: bool,
+    lines: Lines,
+    entry_cap: usize,
+    newest: BinaryHeap<Reverse<(Option<cap_std::time::SystemTime>, Reverse<String>)>>,
+    counts: Vec<(String, u64)>,
+    matched_files: usize,
+    skipped: usize,
+    entries_truncated: bool,
+}
+
+impl Merged {
+    /// Add the next file's result; false once the output is full.
+    fn add(&mut self, found: Searched) -> bool {
+        let (shown, mtime, matches, out) = match found {
+            Searched::Hidden => return true,
+            Searched::Unreadable => {
+                self.skipped += 1;
+                return true;
+            }
+            Searched::Found { shown, mtime, matches, out } => (shown, mtime, matches, out),
+        };
+        if !out.lines.is_empty() {
+            if self.context && !self.lines.lines.is_empty() && !self.lines.push("--".into()) {
+                return false;
+            }
+            let mut found = out.found.into_iter();
+            for line in out.lines {
+                if !self.lines.push(line) {
+                    return false;
+                }
+                if self.mode == Mode::Matches {
+                    self.lines.found.extend(found.next());
+                }
+            }
+        }
+        if out.truncated {
+            // The file alone filled its share of the output.
+            self.lines.truncated = true;
+            return false;
+        }
+        if matches == 0 {
+            return true;
+        }
+        self.matched_files += 1;
+        match self.mode {
+            Mode::Content | Mode::Matches => {}
+            Mode::Files => {
+                self.newest.push(Reverse((mtime, Reverse(shown))));
+                if self.newest.len() > self.entry_cap {
+                    self.newest.pop();
+                    self.entries_truncated = true;
+                }
+            }
+            Mode::Count => {
+                if self.counts.len() >= self.entry_cap {
+                    self.entries_truncated = true;
+                    return false;
+                }
+                self.counts.push((shown, matches));
+            }
+        }
+        true
+    }
+}
+
+/// The sink for one file (its own output; the merge puts files together).
 struct FileSink<'a> {
     mode: Mode,
     path: &'a str,
     line_numbers: bool,
-    context: bool,
     out: &'a mut Lines,
-    /// Lines of `out` before this file (to roll back a binary file).
-    mark: usize,
     matches: u64,
     binary: bool,
     cancel: &'a CancellationToken,
@@ -323,9 +449,6 @@ struct FileSink<'a> {
 
 impl FileSink<'_> {
     fn line(&mut self, sep: char, number: Option<u64>, bytes: &[u8]) -> bool {
-        if self.context && self.out.lines.len() == self.mark && self.mark > 0 && !self.out.push("--".into()) {
-            return false;
-        }
         let text = String::from_utf8_lossy(strip_eol(bytes));
         let text = cut_line(&text, strip_eol(bytes).len());
         let line = match number.filter(|_| self.line_numbers) {
@@ -380,7 +503,7 @@ impl Sink for FileSink<'_> {
     }
 
     fn context_break(&mut self, _s: &Searcher) -> Result<bool, io::Error> {
-        Ok(self.out.lines.len() == self.mark || self.out.push("--".into()))
+        Ok(self.out.lines.is_empty() || self.out.push("--".into()))
     }
 
     fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, io::Error> {
@@ -460,96 +583,83 @@ fn grep(
         }))
     };
 
-    let mut searcher = SearcherBuilder::new()
+    let searcher = SearcherBuilder::new()
         .line_number(req.mode == Mode::Matches || (req.mode == Mode::Content && req.line_numbers))
         .multi_line(req.multiline)
         .before_context(req.before)
         .after_context(req.after)
         .binary_detection(BinaryDetection::quit(0))
         .heap_limit(Some(GREP_HEAP_LIMIT))
-        .build();
+        .clone();
 
     let limit = req.limit.unwrap_or(usize::MAX);
-    let mut lines =
-        Lines { lines: Vec::new(), found: Vec::new(), bytes: 0, limit: limit.min(GREP_MAX_LINES), truncated: false };
-    let entry_cap = limit.min(GREP_MAX_ENTRIES);
-    let mut newest: BinaryHeap<Reverse<(Option<cap_std::time::SystemTime>, Reverse<String>)>> = BinaryHeap::new();
-    let mut counts: Vec<(String, u64)> = Vec::new();
-    let mut matched_files = 0usize;
-    let mut skipped = 0usize;
-    let mut entries_truncated = false;
+    let mut merged = Merged {
+        mode: req.mode,
+        context: req.before > 0 || req.after > 0,
+        lines: Lines::new(limit.min(GREP_MAX_LINES)),
+        entry_cap: limit.min(GREP_MAX_ENTRIES),
+        newest: BinaryHeap::new(),
+        counts: Vec::new(),
+        matched_files: 0,
+        skipped: 0,
+        entries_truncated: false,
+    };
 
-    for (rel, abs) in files {
-        if cancel.is_cancelled() {
-            return Err(cancelled());
+    // The walk (this thread) hands files to searcher threads; their results
+    // are merged in walk order, so the output is the same as one thread's
+    // would be, caps included. Once the output is full, the walk and the
+    // searches stop.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, GREP_MAX_THREADS);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let search = FileSearch { ws, dir, root: target.root, req: &req, cancel };
+    let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, PathBuf, PathBuf)>(4 * GREP_BATCH);
+    let work_rx = std::sync::Mutex::new(work_rx);
+    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<(usize, Searched)>(4 * GREP_BATCH);
+    merged = std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (done_tx, work_rx, searcher, search, stopped) =
+                (done_tx.clone(), &work_rx, &searcher, &search, &stopped);
+            scope.spawn(move || {
+                let mut searcher = searcher.build();
+                loop {
+                    let job = work_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let Ok((i, rel, abs)) = job else { return };
+                    let found = if stopped() { Searched::Hidden } else { search.file(&mut searcher, rel, abs, limit) };
+                    if done_tx.send((i, found)).is_err() {
+                        return;
+                    }
+                }
+            });
         }
-        let Ok(file) = dir.open(&rel) else {
-            skipped += 1;
-            continue;
-        };
-        // Where the opened file really is: a directory swapped for a symlink
-        // during the walk must not lead into wrepl's state or a hidden path
-        // (such a file is left out without a trace).
-        let opened = Resolved { root: target.root, rel, abs };
-        if ws.check_opened(&file, &opened, true, false).is_err() {
-            continue;
-        }
-        let abs = opened.abs;
-        // Missing times sort as oldest.
-        let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
-        let shown = show(&abs);
-        let mark = lines.lines.len();
-        let mark_bytes = lines.bytes;
-        let mut sink = FileSink {
-            mode: req.mode,
-            path: &shown,
-            line_numbers: req.line_numbers,
-            context: req.before > 0 || req.after > 0,
-            out: &mut lines,
-            mark,
-            matches: 0,
-            binary: false,
-            cancel,
-        };
-        let reader = CancelRead { inner: file, cancel: cancel.clone() };
-        let res = searcher.search_reader(&req.matcher, reader, &mut sink);
-        let (matches, binary) = (sink.matches, sink.binary);
-        if cancel.is_cancelled() {
-            return Err(cancelled());
-        }
-        if binary || res.is_err() {
-            // Roll back whatever a binary or unreadable file produced.
-            lines.roll_back(mark, mark_bytes);
-            if res.is_err() {
-                skipped += 1;
-            }
-            continue;
-        }
-        if lines.truncated {
-            break;
-        }
-        if matches == 0 {
-            continue;
-        }
-        matched_files += 1;
-        match req.mode {
-            Mode::Content | Mode::Matches => {}
-            Mode::Files => {
-                newest.push(Reverse((mtime, Reverse(shown))));
-                if newest.len() > entry_cap {
-                    newest.pop();
-                    entries_truncated = true;
+        drop(done_tx);
+        let (stop, stopped) = (&stop, &stopped);
+        let merger = scope.spawn(move || {
+            let mut waiting = std::collections::BTreeMap::new();
+            let mut next = 0usize;
+            for (i, found) in done_rx {
+                waiting.insert(i, found);
+                while let Some(found) = waiting.remove(&next) {
+                    next += 1;
+                    if !stopped() && !merged.add(found) {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             }
-            Mode::Count => {
-                if counts.len() >= entry_cap {
-                    entries_truncated = true;
-                    break;
-                }
-                counts.push((shown, matches));
+            merged
+        });
+        for (i, (rel, abs)) in files.enumerate() {
+            if stopped() || cancel.is_cancelled() || work_tx.send((i, rel, abs)).is_err() {
+                break;
             }
         }
+        drop(work_tx);
+        merger.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    if cancel.is_cancelled() {
+        return Err(cancelled());
     }
+    let Merged { lines, newest, counts, matched_files, skipped, entries_truncated, .. } = merged;
 
     let note_skipped = |t: &mut String| {
         if skipped > 0 {
