@@ -367,6 +367,78 @@ impl FileSearch<'_> {
     }
 }
 
+/// Threads Grep may add to the one it runs on, shared by every Grep of the
+/// process: a share of what is taken back when dropped.
+pub(super) struct HelperThreads {
+    pub(super) count: usize,
+}
+
+/// Helper threads in use by every Grep of the process.
+static HELPERS_IN_USE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl HelperThreads {
+    /// Up to one helper per core (at most [`GREP_MAX_THREADS`]), within a
+    /// process-wide budget of two per core; possibly none.
+    pub(super) fn take() -> Self {
+        use std::sync::atomic::Ordering::SeqCst;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            return Self { count: 0 };
+        }
+        let want = cores.min(GREP_MAX_THREADS);
+        let budget = 2 * cores.min(GREP_MAX_THREADS);
+        let before = HELPERS_IN_USE.fetch_add(want, SeqCst);
+        let count = want.min(budget.saturating_sub(before));
+        HELPERS_IN_USE.fetch_sub(want - count, SeqCst);
+        Self { count }
+    }
+}
+
+impl Drop for HelperThreads {
+    fn drop(&mut self) {
+        HELPERS_IN_USE.fetch_sub(self.count, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Results that may arrive out of order, merged in walk order.
+struct InOrder {
+    merged: Merged,
+    waiting: std::collections::BTreeMap<usize, Searched>,
+    next: usize,
+    full: bool,
+}
+
+impl InOrder {
+    fn new(merged: Merged) -> Self {
+        Self { merged, waiting: Default::default(), next: 0, full: false }
+    }
+
+    /// The result of the `i`-th file of the walk.
+    fn put(&mut self, i: usize, found: Searched) {
+        if self.full {
+            return;
+        }
+        self.waiting.insert(i, found);
+        while let Some(found) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            if !self.merged.add(found) {
+                self.full = true;
+                self.waiting.clear();
+                return;
+            }
+        }
+    }
+
+    /// The output is full: nothing more is wanted.
+    fn full(&self) -> bool {
+        self.full
+    }
+
+    fn into_inner(self) -> Merged {
+        self.merged
+    }
+}
+
 /// The files' results, merged in walk order.
 struct Merged {
     mode: Mode,
@@ -593,7 +665,7 @@ fn grep(
         .clone();
 
     let limit = req.limit.unwrap_or(usize::MAX);
-    let mut merged = Merged {
+    let merged = Merged {
         mode: req.mode,
         context: req.before > 0 || req.after > 0,
         lines: Lines::new(limit.min(GREP_MAX_LINES)),
@@ -605,57 +677,85 @@ fn grep(
         entries_truncated: false,
     };
 
-    // The walk (this thread) hands files to searcher threads; their results
-    // are merged in walk order, so the output is the same as one thread's
+    // The walk (this thread) hands files to helper threads and merges their
+    // results in walk order, so the output is the same as one thread's
     // would be, caps included. Once the output is full, the walk and the
-    // searches stop.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, GREP_MAX_THREADS);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    // searches stop. Helpers come from a budget shared by every Grep of the
+    // process (a script running many at once gets no more threads); without
+    // one, this thread searches alone.
+    let helpers = HelperThreads::take();
     let search = FileSearch { ws, dir, root: target.root, req: &req, cancel };
-    let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, PathBuf, PathBuf)>(4 * GREP_BATCH);
-    let work_rx = std::sync::Mutex::new(work_rx);
-    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<(usize, Searched)>(4 * GREP_BATCH);
-    merged = std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let (done_tx, work_rx, searcher, search, stopped) =
-                (done_tx.clone(), &work_rx, &searcher, &search, &stopped);
-            scope.spawn(move || {
-                let mut searcher = searcher.build();
-                loop {
-                    let job = work_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                    let Ok((i, rel, abs)) = job else { return };
-                    let found = if stopped() { Searched::Hidden } else { search.file(&mut searcher, rel, abs, limit) };
-                    if done_tx.send((i, found)).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        let (stop, stopped) = (&stop, &stopped);
-        let merger = scope.spawn(move || {
-            let mut waiting = std::collections::BTreeMap::new();
-            let mut next = 0usize;
-            for (i, found) in done_rx {
-                waiting.insert(i, found);
-                while let Some(found) = waiting.remove(&next) {
-                    next += 1;
-                    if !stopped() && !merged.add(found) {
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                }
-            }
-            merged
-        });
+    let mut sequence = InOrder::new(merged);
+    if helpers.count == 0 {
+        let mut searcher = searcher.build();
         for (i, (rel, abs)) in files.enumerate() {
-            if stopped() || cancel.is_cancelled() || work_tx.send((i, rel, abs)).is_err() {
+            if sequence.full() || cancel.is_cancelled() {
                 break;
             }
+            sequence.put(i, search.file(&mut searcher, rel, abs, limit));
         }
-        drop(work_tx);
-        merger.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-    });
+    } else {
+        let queue = 2 * helpers.count;
+        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, PathBuf, PathBuf)>(queue);
+        let work_rx = std::sync::Mutex::new(work_rx);
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<(usize, Searched)>(queue);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for _ in 0..helpers.count {
+                let (done_tx, work_rx, searcher, search, stop) = (done_tx.clone(), &work_rx, &searcher, &search, &stop);
+                scope.spawn(move || {
+                    let mut searcher = searcher.build();
+                    loop {
+                        let job = work_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok((i, rel, abs)) = job else { return };
+                        let found = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            Searched::Hidden
+                        } else {
+                            search.file(&mut searcher, rel, abs, limit)
+                        };
+                        if done_tx.send((i, found)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(done_tx);
+            'walk: for (i, (rel, abs)) in files.enumerate() {
+                let mut job = (i, rel, abs);
+                loop {
+                    if sequence.full() || cancel.is_cancelled() {
+                        break 'walk;
+                    }
+                    match work_tx.try_send(job) {
+                        Ok(()) => break,
+                        // The helpers are busy: take a result (which frees
+                        // one), then try again.
+                        Err(std::sync::mpsc::TrySendError::Full(j)) => {
+                            job = j;
+                            match done_rx.recv() {
+                                Ok((k, found)) => sequence.put(k, found),
+                                Err(_) => break 'walk,
+                            }
+                        }
+                        Err(std::sync::mpsc::TrySendError::Disconnected(_)) => break 'walk,
+                    }
+                }
+                while let Ok((k, found)) = done_rx.try_recv() {
+                    sequence.put(k, found);
+                }
+            }
+            // Queued files are searched only while their output is wanted.
+            if sequence.full() || cancel.is_cancelled() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            drop(work_tx);
+            for (k, found) in done_rx {
+                sequence.put(k, found);
+            }
+        });
+    }
+    drop(helpers);
+    let merged = sequence.into_inner();
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
