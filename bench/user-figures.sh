@@ -59,7 +59,9 @@ for i in range(n):
         with open(os.path.join(root, "target", f"junk{i}.rs"), "w") as f:
             f.write("fn main() {}\n" * 100)
 EOF
-files=$(find "$WORK/tree" -type f | wc -l)
+# A git repository, so that rg honours .gitignore as wrepl does without one.
+git -C "$WORK/tree" init -q
+files=$(find "$WORK/tree" -path "$WORK/tree/.git" -prune -o -type f -print | wc -l)
 bytes=$(du -sb "$WORK/tree" | cut -f1)
 echo "  tree: $files files, $bytes bytes"
 cd "$WORK/tree"
@@ -67,12 +69,14 @@ cd "$WORK/tree"
 printf '%s\n' "(await Grep({pattern: String.raw\`fn\\s+main\`, output_mode: 'files_with_matches'})).numFiles" > "$WORK/grep.js"
 hyperfine --warmup 3 --runs 15 --export-json "$WORK/grep.json" \
   -n 'rg -l' "rg -l -e 'fn\\s+main'" \
-  -n 'wrepl Grep' "$WREPL eval --root . $WORK/grep.js" >/dev/null
+  -n 'wrepl Grep' "$WREPL eval --root . $WORK/grep.js" \
+  -n 'wrepl Grep, one core' "taskset -c 0 $WREPL eval --root . $WORK/grep.js" >/dev/null
 python3 - "$WORK/grep.json" <<'PY'
 import json, sys
 r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
-rg, wr = r["rg -l"], r["wrepl Grep"]
-print(f"  rg -l: median {rg * 1000:.1f} ms; wrepl Grep: median {wr * 1000:.1f} ms; ratio {wr / rg:.2f}x")
+rg, wr, one = r["rg -l"], r["wrepl Grep"], r["wrepl Grep, one core"]
+print(f"  rg -l: median {rg * 1000:.1f} ms; wrepl Grep: median {wr * 1000:.1f} ms ({wr / rg:.2f}x rg); "
+      f"on one core {one * 1000:.1f} ms")
 PY
 echo "  matching files: rg $(rg -l -e 'fn\s+main' | wc -l), wrepl $("$WREPL" eval --root . "$WORK/grep.js")"
 

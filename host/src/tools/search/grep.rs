@@ -695,10 +695,12 @@ fn grep(
             sequence.put(i, search.file(&mut searcher, rel, abs, limit));
         }
     } else {
+        // Files travel in batches: one hand-over (and wake-up) per batch, not per file.
+        type Batch = Vec<(usize, PathBuf, PathBuf)>;
         let queue = 2 * helpers.count;
-        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, PathBuf, PathBuf)>(queue);
+        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<Batch>(queue);
         let work_rx = std::sync::Mutex::new(work_rx);
-        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<(usize, Searched)>(queue);
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<(usize, Searched)>>(queue);
         let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             for _ in 0..helpers.count {
@@ -707,21 +709,28 @@ fn grep(
                     let mut searcher = searcher.build();
                     loop {
                         let job = work_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                        let Ok((i, rel, abs)) = job else { return };
-                        let found = if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                            Searched::Hidden
-                        } else {
-                            search.file(&mut searcher, rel, abs, limit)
-                        };
-                        if done_tx.send((i, found)).is_err() {
+                        let Ok(batch) = job else { return };
+                        let found = batch
+                            .into_iter()
+                            .map(|(i, rel, abs)| {
+                                let found = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                                    Searched::Hidden
+                                } else {
+                                    search.file(&mut searcher, rel, abs, limit)
+                                };
+                                (i, found)
+                            })
+                            .collect();
+                        if done_tx.send(found).is_err() {
                             return;
                         }
                     }
                 });
             }
             drop(done_tx);
-            'walk: for (i, (rel, abs)) in files.enumerate() {
-                let mut job = (i, rel, abs);
+            let mut files = files.enumerate().peekable();
+            'walk: while files.peek().is_some() {
+                let mut job: Batch = files.by_ref().take(GREP_BATCH).map(|(i, (rel, abs))| (i, rel, abs)).collect();
                 loop {
                     if sequence.full() || cancel.is_cancelled() {
                         break 'walk;
@@ -733,15 +742,15 @@ fn grep(
                         Err(std::sync::mpsc::TrySendError::Full(j)) => {
                             job = j;
                             match done_rx.recv() {
-                                Ok((k, found)) => sequence.put(k, found),
+                                Ok(found) => found.into_iter().for_each(|(k, f)| sequence.put(k, f)),
                                 Err(_) => break 'walk,
                             }
                         }
                         Err(std::sync::mpsc::TrySendError::Disconnected(_)) => break 'walk,
                     }
                 }
-                while let Ok((k, found)) = done_rx.try_recv() {
-                    sequence.put(k, found);
+                while let Ok(found) = done_rx.try_recv() {
+                    found.into_iter().for_each(|(k, f)| sequence.put(k, f));
                 }
             }
             // Queued files are searched only while their output is wanted.
@@ -749,8 +758,8 @@ fn grep(
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             drop(work_tx);
-            for (k, found) in done_rx {
-                sequence.put(k, found);
+            for found in done_rx {
+                found.into_iter().for_each(|(k, f)| sequence.put(k, f));
             }
         });
     }
