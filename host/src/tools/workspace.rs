@@ -280,6 +280,18 @@ impl Workspace {
             Some(t) => PathBuf::from(t),
             None => link.clone(),
         };
+        self.check_real(real, id, r, read, ancestors)
+    }
+
+    /// The checks of an opened file or directory whose real path is `real`.
+    fn check_real(
+        &self,
+        real: PathBuf,
+        id: (u64, u64),
+        r: &Resolved,
+        read: bool,
+        ancestors: bool,
+    ) -> Result<PathBuf, ToolError> {
         let root = &self.roots[r.root];
         let Some(rel) = real.is_absolute().then(|| real.strip_prefix(&root.path).ok()).flatten() else {
             return Err(ToolError::PathEscape(format!("{} leads outside the workspace", r.abs.display())));
@@ -303,6 +315,38 @@ impl Workspace {
             return Err(hidden_error(&r.abs));
         }
         Ok(real)
+    }
+
+    /// Open, for reading, a regular file a walk found at `r` (relative to its
+    /// root), refusing every symbolic link on the way (`openat2` with
+    /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, non-blocking): the file is
+    /// then exactly at the root's path joined with `r.rel`, and the checks of
+    /// [`Self::check_opened`] run on that path without asking `/proc` where
+    /// it is. `Ok(None)`: it is not to be shown (a symlink appeared on the
+    /// way since the walk, or it is wrepl's own state or hidden by a read
+    /// rule). Where `openat2` is not available, this is `open` followed by
+    /// [`Self::check_opened`].
+    pub fn open_walked(&self, r: &Resolved) -> Result<Option<cap_std::fs::File>, ToolError> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let dir = self.dir(r.root);
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+        let file = match rustix::fs::openat2(dir, &r.rel, flags, Mode::empty(), how) {
+            Ok(fd) => cap_std::fs::File::from_std(std::fs::File::from(fd)),
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV) => return Ok(None),
+            // No openat2 (an old kernel, a seccomp filter): as other tools open.
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+                let file = dir.open(&r.rel).map_err(|e| map_io(r, e))?;
+                return Ok(self.check_opened(&file, r, true, false).ok().map(|()| file));
+            }
+            Err(e) => return Err(map_io(r, e.into())),
+        };
+        if !self.guarded() {
+            return Ok(Some(file));
+        }
+        let meta = file.metadata().map_err(|e| map_io(r, e))?;
+        let real = self.roots[r.root].path.join(&r.rel);
+        Ok(self.check_real(real, (meta.dev(), meta.ino()), r, true, false).ok().map(|_| file))
     }
 
     /// True when the identity (device, inode) is one of a protected path.

@@ -329,7 +329,6 @@ enum Searched {
 /// What one search needs, shared by the searcher threads.
 struct FileSearch<'a> {
     ws: &'a Workspace,
-    dir: &'a cap_std::fs::Dir,
     root: usize,
     req: &'a GrepRequest,
     cancel: &'a CancellationToken,
@@ -339,11 +338,12 @@ impl FileSearch<'_> {
     /// Search the file at `rel` (shown as `abs`), keeping at most `limit`
     /// output lines of it.
     fn file(&self, searcher: &mut Searcher, rel: PathBuf, abs: PathBuf, limit: usize) -> Searched {
-        let Ok(file) = self.dir.open(&rel) else { return Searched::Unreadable };
         let opened = Resolved { root: self.root, rel, abs };
-        if self.ws.check_opened(&file, &opened, true, false).is_err() {
-            return Searched::Hidden;
-        }
+        let file = match self.ws.open_walked(&opened) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Searched::Hidden,
+            Err(_) => return Searched::Unreadable,
+        };
         let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
         let shown = show(&opened.abs);
         let mut out = Lines::new(limit.min(GREP_MAX_LINES));
@@ -684,7 +684,7 @@ fn grep(
     // process (a script running many at once gets no more threads); without
     // one, this thread searches alone.
     let helpers = HelperThreads::take();
-    let search = FileSearch { ws, dir, root: target.root, req: &req, cancel };
+    let search = FileSearch { ws, root: target.root, req: &req, cancel };
     let mut sequence = InOrder::new(merged);
     if helpers.count == 0 {
         let mut searcher = searcher.build();
