@@ -85,9 +85,13 @@ fn is_git_dir_path(path: &Path) -> bool {
     })
 }
 
-/// A small text file's content (`None` when missing, too large or not UTF-8).
+/// A small text file's content (`None` when missing, a symbolic link, not a
+/// regular file, too large or not UTF-8). A link is not followed: `.git`'s
+/// files are workspace content, and `HEAD` linked to a token file must not
+/// put its first characters into the hint.
 fn read_small(path: &Path) -> Option<String> {
-    let f = std::fs::File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
     if !f.metadata().ok()?.is_file() {
         return None;
     }
@@ -231,6 +235,15 @@ mod tests {
         std::fs::write(lure.join("secrets/config"), "[remote \"origin\"]\n\turl = https://leak/x\n").unwrap();
         std::fs::write(lure.join(".git"), format!("gitdir: {}\n", lure.join("secrets").display())).unwrap();
         assert_eq!(repo_hint_for(&lure), None);
+
+        // Nor is a `HEAD` or `config` that is a symbolic link.
+        let linked = tmp.path().join("linked");
+        std::fs::create_dir_all(linked.join(".git")).unwrap();
+        std::fs::write(tmp.path().join("token"), "0123456789abcdef0123456789abcdef\n").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("token"), linked.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink(lure.join("secrets/config"), linked.join(".git/config")).unwrap();
+        let hint = repo_hint_for(&linked).unwrap();
+        assert!(!hint.contains("0123456789ab") && !hint.contains("leak"), "{hint}");
 
         let plain = tmp.path().join("plain");
         std::fs::create_dir_all(&plain).unwrap();

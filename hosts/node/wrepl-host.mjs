@@ -11,7 +11,7 @@
 //
 // Tools are async JavaScript functions taking the parsed input. The guest's
 // blocking `next-completion` import suspends the guest through JSPI
-// (WebAssembly.Suspending; Node.js 25 and later have it on by default).
+// (WebAssembly.Suspending; on by default in the Node.js 26 build package.json installs).
 // There is no fuel and no epoch here: `should-interrupt`, answered from a
 // deadline, is what stops a script (see wit/README.md, "Budgets").
 
