@@ -118,6 +118,16 @@ async fn a_context_handle_keeps_state_between_stateless_requests_and_across_a_re
     assert_eq!(structured(&r)["result"], json!(41), "the parent is unchanged: {r:?}");
     let r = call(&c, "repl", json!({"code": "[x, listTools().map(t => t.name)]", "context": child})).await;
     assert_eq!(structured(&r)["result"], json!([141, ["inc"]]), "{r:?}");
+    // A registered tool's own `fork` property is its input, not a handle.
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "registerTool('keeps', 'k', {type: 'object', properties: {fork: {type: 'string'}}}, (i) => i.fork)", "context": child}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let r = call(&c, "eval_registered__keeps", json!({"fork": "mine", "context": child})).await;
+    assert_eq!(structured(&r)["result"], json!("mine"), "{r:?}");
     for bad in [json!({"code": "1", "fork": handle, "context": handle}), json!({"code": "1", "fork": "rs1.bogus"})] {
         let r = call(&c, "repl", bad.clone()).await;
         assert_eq!(r.is_error, Some(true), "{bad}: {r:?}");

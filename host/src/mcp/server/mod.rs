@@ -396,7 +396,9 @@ impl WreplServer {
             Some(Value::String(h)) => Some(h),
             Some(_) => return Ok(input_error("invalid input: `context` must be a string (a context handle)").into()),
         };
-        let fork = match args.remove("fork") {
+        // `fork` is the repl tool's own argument; a registered tool's input
+        // may have a property of that name, which stays its own.
+        let fork = match (name == REPL_TOOL).then(|| args.remove("fork")).flatten() {
             None | Some(Value::Null) => None,
             Some(Value::String(h)) => Some(h),
             Some(_) => return Ok(input_error("invalid input: `fork` must be a string (a context handle)").into()),
@@ -434,7 +436,7 @@ impl WreplServer {
                 )
                 .into())
             }
-            Some(_) if handle.is_some() || retry.is_some() || !is_repl => {
+            Some(_) if handle.is_some() || retry.is_some() => {
                 return Ok(input_error(
                     "invalid input: `fork` starts a new context: give it instead of `context`, on a new repl call",
                 )
