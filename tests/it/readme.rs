@@ -35,6 +35,8 @@ fn expected(line: &str) -> Option<Check> {
         // `ls | wc -l` in the scratch directory, plus one.
         l if l.contains("-e 'n + 1'") => Check::Number,
         l if l.starts_with("wrepl log verify") => Check::Contains("hash chain and head intact"),
+        l if l.contains("--context helper -e 'typeof n'") => Check::Stdout("undefined\n"),
+        l if l.contains("--fork work -e 'n + 100'") => Check::Number,
         l if l.starts_with("wrepl log list") => Check::Contains("work"),
         _ => return None,
     })
