@@ -300,6 +300,17 @@ fn a_claude_code_settings_file_from_a_real_project_loads_with_warnings_only() {
 }
 
 #[test]
+fn the_repl_takes_an_empty_history_flag_for_none() {
+    // `--history ''` (the README's way to keep no history) parses; without a
+    // terminal the REPL then says it needs one.
+    let tmp = tempfile::tempdir().unwrap();
+    let o = wrepl_at(tmp.path(), &["repl", "--history", ""]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("needs a terminal") && !err.contains("a value is required"), "{err}");
+}
+
+#[test]
 fn contexts_and_forks_from_the_command_line() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();

@@ -45,7 +45,7 @@ pub(crate) struct ReplArgs {
     /// The history file (default: $XDG_STATE_HOME/wrepl/history, else
     /// ~/.local/state/wrepl/history); `--history ''` keeps none.
     #[arg(long, value_name = "FILE")]
-    history: Option<PathBuf>,
+    history: Option<std::ffi::OsString>,
 }
 
 /// The line editor's view of the code: more lines while it is cut short.
@@ -108,9 +108,10 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("the interactive REPL needs a terminal on stdin; to run code from a pipe, use `wrepl eval`");
     }
     let timeout = super::timeout_flag(timeout.as_deref())?;
+    // (An OsString, not a PathBuf: clap refuses an empty path, and `''` means none.)
     let history = match history {
-        Some(p) if p.as_os_str().is_empty() => None,
-        Some(p) => Some(p),
+        Some(p) if p.is_empty() => None,
+        Some(p) => Some(PathBuf::from(p)),
         None => default_history(),
     };
     let session_config = session.log(&store)?.map(|(name, store)| SessionConfig::new(name, store));
@@ -196,6 +197,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         while sigint.recv().now_or_never().is_some() {}
         let cancel = CancelToken::new();
         let opts = EvalOptions { timeout, fuel, cancel: cancel.clone(), ..EvalOptions::default() };
+        let no_echo = status.is_some().then(NoEcho::new);
         let evaluation = repl.eval(&code, opts);
         tokio::pin!(evaluation);
         if let Some(s) = &status {
@@ -229,6 +231,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         if let Some(s) = &status {
             s.stop();
         }
+        drop(no_echo);
         match result {
             Ok(r) => {
                 if cancel.is_cancelled() && r.failed() {
@@ -244,6 +247,37 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         m.shutdown().await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// While it lives, the terminal does not echo what is typed: an evaluation
+/// is running, with the status line drawn on the line the cursor is on, and
+/// an echoed `^C` (or typed-ahead text) would move the cursor off it, leaving
+/// a stale status line behind. Typed-ahead text still reaches the next
+/// prompt. The terminal's settings come back when it is dropped.
+struct NoEcho {
+    saved: Option<rustix::termios::Termios>,
+}
+
+impl NoEcho {
+    fn new() -> Self {
+        use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+        let stdin = std::io::stdin();
+        let saved = tcgetattr(&stdin).ok();
+        if let Some(t) = &saved {
+            let mut quiet = t.clone();
+            quiet.local_modes.remove(LocalModes::ECHO | LocalModes::ECHOCTL);
+            let _ = tcsetattr(&stdin, OptionalActions::Now, &quiet);
+        }
+        Self { saved }
+    }
+}
+
+impl Drop for NoEcho {
+    fn drop(&mut self) {
+        if let Some(t) = &self.saved {
+            let _ = rustix::termios::tcsetattr(std::io::stdin(), rustix::termios::OptionalActions::Now, t);
+        }
+    }
 }
 
 /// Keep the history in a private file (it holds past code).
