@@ -318,14 +318,15 @@ impl Workspace {
     }
 
     /// Open, for reading, a regular file a walk found at `r` (relative to its
-    /// root), refusing every symbolic link on the way (`openat2` with
-    /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, non-blocking): the file is
-    /// then exactly at the root's path joined with `r.rel`, and the checks of
-    /// [`Self::check_opened`] run on that path without asking `/proc` where
-    /// it is. `Ok(None)`: it is not to be shown (a symlink appeared on the
-    /// way since the walk, or it is wrepl's own state or hidden by a read
-    /// rule). Where `openat2` is not available, this is `open` followed by
-    /// [`Self::check_opened`].
+    /// root). The fast way refuses every symbolic link on the way (`openat2`
+    /// with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, non-blocking): the file
+    /// is then exactly at the root's path joined with `r.rel`, and the checks
+    /// of [`Self::check_opened`] run on that path without asking `/proc`
+    /// where it is. A path through a symbolic link (one the caller named, or
+    /// one swapped in since the walk), or a system without `openat2`, takes
+    /// the way the other file tools take: `open` inside the root, then
+    /// [`Self::check_opened`] on where the file really is. `Ok(None)`: it is
+    /// not to be shown (wrepl's own state, or hidden by a read rule).
     pub fn open_walked(&self, r: &Resolved) -> Result<Option<cap_std::fs::File>, ToolError> {
         use rustix::fs::{Mode, OFlags, ResolveFlags};
         let dir = self.dir(r.root);
@@ -333,9 +334,12 @@ impl Workspace {
         let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
         let file = match rustix::fs::openat2(dir, &r.rel, flags, Mode::empty(), how) {
             Ok(fd) => cap_std::fs::File::from_std(std::fs::File::from(fd)),
-            Err(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV) => return Ok(None),
-            // No openat2 (an old kernel, a seccomp filter): as other tools open.
-            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+            // A symbolic link on the way (the path named one, or one was
+            // swapped in), or no openat2 (an old kernel, a seccomp filter):
+            // open as the other file tools do, and check where it leads.
+            Err(
+                rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOSYS | rustix::io::Errno::PERM,
+            ) => {
                 let file = dir.open(&r.rel).map_err(|e| map_io(r, e))?;
                 return Ok(self.check_opened(&file, r, true, false).ok().map(|()| file));
             }
