@@ -5,7 +5,7 @@ use super::*;
 
 /// What `Grep` returns (its `output_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
-enum Mode {
+pub(super) enum Mode {
     // Matching lines.
     #[serde(rename = "content")]
     Content,
@@ -284,18 +284,24 @@ struct Lines {
     found: Vec<GrepMatch>,
     bytes: usize,
     limit: usize,
+    max_bytes: usize,
     truncated: bool,
 }
 
 impl Lines {
-    /// Empty output of at most `limit` lines.
-    fn new(limit: usize) -> Self {
-        Self { lines: Vec::new(), found: Vec::new(), bytes: 0, limit, truncated: false }
+    /// Empty output of at most `limit` lines and `max_bytes` bytes.
+    fn new(limit: usize, max_bytes: usize) -> Self {
+        Self { lines: Vec::new(), found: Vec::new(), bytes: 0, limit, max_bytes, truncated: false }
+    }
+
+    /// Room left: lines and bytes.
+    fn room(&self) -> (usize, usize) {
+        (self.limit.saturating_sub(self.lines.len()), self.max_bytes.saturating_sub(self.bytes))
     }
 
     /// Add a line; false (and `truncated`) when the output is full.
     fn push(&mut self, line: String) -> bool {
-        if self.lines.len() >= self.limit || self.bytes + line.len() + 1 > GREP_MAX_BYTES {
+        if self.lines.len() >= self.limit || self.bytes + line.len() + 1 > self.max_bytes {
             self.truncated = true;
             return false;
         }
@@ -335,9 +341,10 @@ struct FileSearch<'a> {
 }
 
 impl FileSearch<'_> {
-    /// Search the file at `rel` (shown as `abs`), keeping at most `limit`
-    /// output lines of it.
-    fn file(&self, searcher: &mut Searcher, rel: PathBuf, abs: PathBuf, limit: usize) -> Searched {
+    /// Search the file at `rel` (shown as `abs`), keeping at most `room`
+    /// (lines, bytes) of its output: what the whole output has left, so the
+    /// file's lines and the output together stay within the output's bounds.
+    fn file(&self, searcher: &mut Searcher, rel: PathBuf, abs: PathBuf, room: (usize, usize)) -> Searched {
         let opened = Resolved { root: self.root, rel, abs };
         let file = match self.ws.open_walked(&opened) {
             Ok(Some(file)) => file,
@@ -346,7 +353,7 @@ impl FileSearch<'_> {
         };
         let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
         let shown = show(&opened.abs);
-        let mut out = Lines::new(limit.min(GREP_MAX_LINES));
+        let mut out = Lines::new(room.0, room.1);
         let mut sink = FileSink {
             mode: self.req.mode,
             path: &shown,
@@ -391,6 +398,17 @@ impl HelperThreads {
         let count = want.min(budget.saturating_sub(before));
         HELPERS_IN_USE.fetch_sub(want - count, SeqCst);
         Self { count }
+    }
+}
+
+impl HelperThreads {
+    /// Helpers for a search in `mode`: none where each file's result holds
+    /// output lines (content, matches), else [`Self::take`].
+    pub(super) fn for_mode(mode: Mode) -> Self {
+        match mode {
+            Mode::Content | Mode::Matches => Self { count: 0 },
+            Mode::Files | Mode::Count => Self::take(),
+        }
     }
 }
 
@@ -668,7 +686,7 @@ fn grep(
     let merged = Merged {
         mode: req.mode,
         context: req.before > 0 || req.after > 0,
-        lines: Lines::new(limit.min(GREP_MAX_LINES)),
+        lines: Lines::new(limit.min(GREP_MAX_LINES), GREP_MAX_BYTES),
         entry_cap: limit.min(GREP_MAX_ENTRIES),
         newest: BinaryHeap::new(),
         counts: Vec::new(),
@@ -682,8 +700,11 @@ fn grep(
     // would be, caps included. Once the output is full, the walk and the
     // searches stop. Helpers come from a budget shared by every Grep of the
     // process (a script running many at once gets no more threads); without
-    // one, this thread searches alone.
-    let helpers = HelperThreads::take();
+    // one, this thread searches alone. Modes that output lines search alone
+    // too: a helper holds a whole batch of files' lines until the merge, so
+    // files full of matches (one file hard-linked many times) would hold many
+    // times the output bound in memory.
+    let helpers = HelperThreads::for_mode(req.mode);
     let search = FileSearch { ws, root: target.root, req: &req, cancel };
     let mut sequence = InOrder::new(merged);
     if helpers.count == 0 {
@@ -692,7 +713,8 @@ fn grep(
             if sequence.full() || cancel.is_cancelled() {
                 break;
             }
-            sequence.put(i, search.file(&mut searcher, rel, abs, limit));
+            let room = sequence.merged.lines.room();
+            sequence.put(i, search.file(&mut searcher, rel, abs, room));
         }
     } else {
         // Files travel in batches: one hand-over (and wake-up) per batch, not per file.
@@ -716,7 +738,8 @@ fn grep(
                                 let found = if stop.load(std::sync::atomic::Ordering::Relaxed) {
                                     Searched::Hidden
                                 } else {
-                                    search.file(&mut searcher, rel, abs, limit)
+                                    // (No output lines in these modes.)
+                                    search.file(&mut searcher, rel, abs, (0, 0))
                                 };
                                 (i, found)
                             })
