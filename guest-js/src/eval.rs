@@ -5,14 +5,15 @@
 //! stop on an interrupt or an exhausted heap, and render the outcome.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 use rquickjs::promise::PromiseState;
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
 
 use crate::heap::{self, heap_exhausted, HeapLimit};
-use crate::managed;
+use crate::managed::{self, Managed};
 use crate::natives::Sealed;
-use crate::wrepl::sandbox::types::{Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError};
+use crate::wrepl::sandbox::types::{CallDone, Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError};
 use crate::wrepl::sandbox::{calls, host};
 
 /// QuickJS stack limit while booting (bytes).
@@ -31,25 +32,26 @@ struct Js {
 enum Stage {
     /// The prelude ran; `configure(tools, repoHint)` installs one sandbox's tools.
     Booted(Persistent<Function<'static>>),
-    /// `init` ran: the control functions that drive each evaluation.
-    Ready(Vec<Persistent<Function<'static>>>),
+    /// `init` ran: the control functions that drive each evaluation, and
+    /// the managed globals to refresh before each.
+    Ready(Vec<Persistent<Function<'static>>>, Managed),
 }
 
 /// The control object's functions, looked up once by `init` (the object is
 /// only reachable from here).
 #[derive(Clone, Copy)]
 pub(crate) enum Op {
-    BeginEval,
     Finish,
+    FinishValue,
     RenderValue,
-    Complete,
+    ToolError,
     FireTimer,
     EndEval,
     DescribeError,
 }
 
 /// Property names of [`Op`]s on the control object, in order.
-const OPS: [&str; 7] = ["beginEval", "finish", "renderValue", "complete", "fireTimer", "endEval", "describeError"];
+const OPS: [&str; 7] = ["finish", "finishValue", "renderValue", "toolError", "fireTimer", "endEval", "describeError"];
 
 /// A configured sandbox's control functions, in one context.
 pub(crate) struct Control<'a, 'js> {
@@ -68,6 +70,71 @@ thread_local! {
     static JS: RefCell<Option<Js>> = const { RefCell::new(None) };
     /// Latched once the host asked to stop; cleared at the start of each eval.
     static INTERRUPTED: Cell<bool> = const { Cell::new(false) };
+    /// Set when a timer was armed or an inner call started since the last
+    /// evaluation ended: only then can the prelude's timer table (cleared by
+    /// `endEval`) or the pending calls hold anything.
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Note that a timer was armed or an inner call started (see `ARMED`).
+pub(crate) fn note_armed() {
+    ARMED.with(|a| a.set(true));
+}
+
+/// An inner call the script awaits: its tool and how to settle its promise.
+struct PendingCall {
+    tool: String,
+    resolve: Persistent<Function<'static>>,
+    reject: Persistent<Function<'static>>,
+}
+
+thread_local! {
+    /// The inner calls of the running evaluation whose promises are not
+    /// settled yet, by call id. Emptied when the evaluation ends: calls still
+    /// pending then are the host's to abort and report.
+    static PENDING: RefCell<BTreeMap<u32, PendingCall>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Inner call `id` of `tool` started: the promise the script gets, settled
+/// when its completion arrives (a promise that cannot be made abandons the
+/// call).
+pub(crate) fn pending_call<'js>(ctx: &Ctx<'js>, id: u32, tool: String) -> rquickjs::Result<Promise<'js>> {
+    note_armed();
+    let (promise, resolve, reject) = match ctx.promise() {
+        Ok(p) => p,
+        Err(e) => {
+            calls::cancel_call(id);
+            return Err(e);
+        }
+    };
+    let call = PendingCall { tool, resolve: Persistent::save(ctx, resolve), reject: Persistent::save(ctx, reject) };
+    PENDING.with(|t| t.borrow_mut().insert(id, call));
+    Ok(promise)
+}
+
+/// Settle the promise of a finished inner call: fulfilled with its parsed
+/// result, or rejected with a `ToolError` (the prelude's `toolError`).
+/// Completions of calls no longer pending are ignored.
+fn settle_call<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, done: CallDone) {
+    let Some(p) = PENDING.with(|t| t.borrow_mut().remove(&done.id)) else { return };
+    let settle = || -> rquickjs::Result<()> {
+        let reject_with = |kind: &str, message: String| -> rquickjs::Result<()> {
+            let error: Value = control.get(Op::ToolError)?.call((p.tool.as_str(), kind, message))?;
+            p.reject.clone().restore(ctx)?.call((error,))
+        };
+        match done.outcome {
+            Ok(json) => match ctx.json_parse(json) {
+                Ok(v) => p.resolve.clone().restore(ctx)?.call((v,)),
+                Err(_) => {
+                    // Whatever the parser threw is replaced by the tool error.
+                    let _ = ctx.catch();
+                    reject_with("invalid-output", format!("the host returned invalid JSON for {}", p.tool))
+                }
+            },
+            Err(e) => reject_with(&e.kind, e.message),
+        }
+    };
+    let _ = settle().catch(ctx);
 }
 
 /// Whether the host asked to stop (polled; latched until the next eval).
@@ -124,14 +191,14 @@ pub(crate) fn init(config: Config) -> Result<(), String> {
     };
     let configure = match &js.stage {
         Stage::Booted(f) => f.clone(),
-        Stage::Ready(_) => {
+        Stage::Ready(..) => {
             JS.with(|slot| *slot.borrow_mut() = Some(js));
             return Err("the sandbox is already initialised".into());
         }
     };
     heap::set_limit(config.memory_limit);
     js.rt.set_max_stack_size(config.stack_limit as usize);
-    let control = js.ctx.with(|ctx| -> Result<Vec<Persistent<Function<'static>>>, String> {
+    let (control, managed) = js.ctx.with(|ctx| -> Result<(Vec<Persistent<Function<'static>>>, Managed), String> {
         let setup = || -> rquickjs::Result<Object<'_>> {
             let tools = rquickjs::Array::new(ctx.clone())?;
             for (i, t) in config.tools.iter().enumerate() {
@@ -143,14 +210,17 @@ pub(crate) fn init(config: Config) -> Result<(), String> {
             configure.restore(&ctx)?.call((tools, config.repo_hint.as_str()))
         };
         let control = setup().catch(&ctx).map_err(|e| format!("sandbox setup failed: {e}"))?;
-        OPS.iter()
+        let fns = OPS
+            .iter()
             .map(|name| {
                 let f: Function = control.get(*name).map_err(|e| format!("sandbox control {name} missing: {e}"))?;
                 Ok(Persistent::save(&ctx, f))
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()?;
+        let managed = Managed::new(&ctx, &control).catch(&ctx).map_err(|e| format!("managed globals: {e}"))?;
+        Ok((fns, managed))
     })?;
-    js.stage = Stage::Ready(control);
+    js.stage = Stage::Ready(control, managed);
     JS.with(|slot| *slot.borrow_mut() = Some(js));
     Ok(())
 }
@@ -160,10 +230,10 @@ pub(crate) fn eval(script: String) -> EvalOutcome {
     INTERRUPTED.with(|i| i.set(false));
     JS.with(|js| {
         let js = js.borrow();
-        let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(fns) }) = js.as_ref() else {
+        let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(fns, managed) }) = js.as_ref() else {
             return outcome_of(internal_error("the sandbox was not initialised".into()));
         };
-        ctx.with(|ctx| eval_in(&ctx, &Control { ctx: &ctx, fns }, script))
+        ctx.with(|ctx| eval_in(&ctx, &Control { ctx: &ctx, fns }, managed, script))
     })
 }
 
@@ -262,20 +332,25 @@ fn failure(error: impl FnOnce() -> JsError) -> EvalOutcome {
 
 /// Evaluate `script` in a configured context: refresh the managed globals, run
 /// it, settle its promise and render the value.
-fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> EvalOutcome {
+fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, script: String) -> EvalOutcome {
     if heap_exhausted() {
         return exhausted_outcome();
     }
-    if let Some(stopped) = managed::refresh(ctx, control) {
+    if let Some(stopped) = managed::refresh(ctx, control, managed) {
         return stopped;
     }
     let call = |op: Op| control.get(op);
+    // Without the word `await` anywhere in it, the script cannot have a
+    // top-level await: it is evaluated as a plain global script, and its
+    // completion value is the value (no async function, no promise of a
+    // `{ value }` record to unwrap). With it, as an async global script.
+    let top_level_await = script.contains("await");
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
         o.global = true;
         o.strict = false;
         o.backtrace_barrier = true;
-        o.promise = true;
+        o.promise = top_level_await;
         o.filename = Some("<repl>".into());
         o
     };
@@ -285,7 +360,8 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
         // value (nothing to await or deep-resolve). Its queued jobs still
         // run first, as on the general path.
         if let Ok(v) = &evaluated {
-            if let Some(value) = settled_primitive(v) {
+            let primitive = if top_level_await { settled_primitive(v) } else { plain_primitive(v) };
+            if let Some(value) = primitive {
                 run_jobs(ctx);
                 if interrupted() {
                     return interrupted_outcome();
@@ -293,16 +369,25 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
                 if heap_exhausted() {
                     return exhausted_outcome();
                 }
+                if let Some(outcome) = rendered_natively(&value) {
+                    return outcome;
+                }
                 return match call(Op::RenderValue).and_then(|f| f.call::<_, Object>((value,))).catch(ctx) {
                     Ok(o) => rendered(&o),
                     Err(e) => failure(|| js_error(ctx, control, e)),
                 };
             }
         }
-        let started = evaluated.and_then(|p| call(Op::Finish).and_then(|f| f.call::<_, Promise>((p,))).catch(ctx));
+        let finish = if top_level_await { Op::Finish } else { Op::FinishValue };
+        let started = evaluated.and_then(|p| call(finish).and_then(|f| f.call::<_, Promise>((p,))).catch(ctx));
         let promise = match started {
             Ok(p) => p,
             Err(e) => {
+                // What the script queued before it threw runs now, as it
+                // does before an async script's rejection is reported.
+                if !top_level_await {
+                    run_jobs(ctx);
+                }
                 if interrupted() {
                     return interrupted_outcome();
                 }
@@ -354,15 +439,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
                         .and_then(|f| f.call::<_, ()>((id,)))
                         .catch(ctx);
                 }
-                Some(Completion::Call(done)) => {
-                    let (ok, payload, kind) = match done.outcome {
-                        Ok(json) => (true, json, String::new()),
-                        Err(e) => (false, e.message, e.kind),
-                    };
-                    let _ = call(Op::Complete)
-                        .and_then(|f| f.call::<_, ()>((done.id, ok, payload, kind)))
-                        .catch(ctx);
-                }
+                Some(Completion::Call(done)) => settle_call(ctx, control, done),
             }
         }
     })();
@@ -372,7 +449,10 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, script: String) -> E
         return if outcome.interrupted { EvalOutcome { heap_exhausted: true, ..outcome } } else { exhausted_outcome() };
     }
     // Timers and pending calls do not outlive the eval.
-    let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
+    if ARMED.with(|a| a.replace(false)) {
+        let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
+        PENDING.with(|t| t.borrow_mut().clear());
+    }
     if outcome.interrupted {
         // Jobs queued by the interrupted script would otherwise run at the
         // start of the next eval, on its budget. With the interrupt latched,
@@ -394,6 +474,47 @@ fn rendered(o: &Object<'_>) -> EvalOutcome {
         text: o.get("text").unwrap_or_default(),
         ..base_outcome()
     }
+}
+
+/// The completion value of a plain (not async) evaluation when it is a
+/// primitive other than `undefined` (which stands for the per-eval `o`).
+fn plain_primitive<'js>(evaluated: &Value<'js>) -> Option<Value<'js>> {
+    let primitive = !(evaluated.is_object() || evaluated.is_function() || evaluated.is_undefined());
+    primitive.then(|| evaluated.clone())
+}
+
+/// The outcome for a number, boolean or `null`, rendered without running
+/// JavaScript: exactly what the prelude's `renderValue` gives for them (the
+/// JSON text and the display text are the same, except that a non-finite
+/// number renders as the string of its name). `None` for other values.
+fn rendered_natively(value: &Value<'_>) -> Option<EvalOutcome> {
+    let (json, text) = if let Some(i) = value.as_int() {
+        let t = i.to_string();
+        (t.clone(), t)
+    } else if let Some(f) = value.as_float() {
+        if f.is_finite() {
+            // JavaScript's own number-to-string (shortest round trip, `1e+21`).
+            let t = value.get::<rquickjs::convert::Coerced<String>>().ok()?.0;
+            (t.clone(), t)
+        } else {
+            let t = if f.is_nan() {
+                "NaN"
+            } else if f > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            };
+            (format!("\"{t}\""), t.to_string())
+        }
+    } else if let Some(b) = value.as_bool() {
+        let t = b.to_string();
+        (t.clone(), t)
+    } else if value.is_null() {
+        ("null".to_string(), "null".to_string())
+    } else {
+        return None;
+    };
+    Some(EvalOutcome { value_json: Some(json), text, ..base_outcome() })
 }
 
 /// The value of an evaluation's promise when it is already fulfilled with a

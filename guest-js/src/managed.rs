@@ -4,10 +4,10 @@
 //! at the start of every evaluation that restores them or, when that is
 //! impossible, poisons the context so the host replaces it.
 
-use rquickjs::{CatchResultExt, Ctx, Function, Value};
+use rquickjs::{qjs, Array, CatchResultExt, Ctx, Function, Object, Persistent, Value};
 
+use crate::eval::Control;
 use crate::eval::{base_outcome, exhausted_outcome, interrupted, interrupted_outcome, js_error, outcome_of};
-use crate::eval::{Control, Op};
 use crate::heap::heap_exhausted;
 use crate::natives::install_natives;
 use crate::wrepl::sandbox::types::EvalOutcome;
@@ -38,12 +38,153 @@ pub(crate) fn boot_prelude<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js
     f.call((native,))
 }
 
-/// Refresh the managed globals before an evaluation (the prelude's
-/// `beginEval`). `None` when the script may run; otherwise the outcome that
-/// ends the evaluation: interrupted, heap exhausted, or poisoned (a global
-/// could not be restored, or the refresh itself failed).
-pub(crate) fn refresh<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>) -> Option<EvalOutcome> {
-    match control.get(Op::BeginEval).and_then(|f| f.call::<_, Vec<String>>(())).catch(ctx) {
+/// The managed globals of a configured sandbox, read once by `init`: the
+/// value each must hold and its name's atom, so the check before every
+/// evaluation runs no JavaScript and creates no atoms or descriptor
+/// objects. Drops before its runtime (it lives in the runtime's `Stage`).
+pub(crate) struct Managed {
+    rt: *mut qjs::JSRuntime,
+    names: Vec<String>,
+    atoms: Vec<qjs::JSAtom>,
+    values: Vec<Persistent<Value<'static>>>,
+    /// `o`, the per-eval object's global.
+    o_atom: qjs::JSAtom,
+    /// `then`, which the realm's Object.prototype must not have.
+    then_atom: qjs::JSAtom,
+    object_proto: Persistent<Object<'static>>,
+}
+
+/// Flags of a managed global: writable, configurable, not enumerable.
+const MANAGED_FLAGS: i32 = (qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE) as i32;
+
+impl Managed {
+    /// Read the managed globals from the control object (`managedNames`,
+    /// `managedValues`, `objectProto`) once `configure` completed them.
+    pub(crate) fn new<'js>(ctx: &Ctx<'js>, control: &Object<'js>) -> rquickjs::Result<Self> {
+        let raw = ctx.as_raw().as_ptr();
+        // SAFETY: `raw` is this live context.
+        let rt = unsafe { qjs::JS_GetRuntime(raw) };
+        let mut m = Managed {
+            rt,
+            names: Vec::new(),
+            atoms: Vec::new(),
+            values: Vec::new(),
+            o_atom: new_atom(ctx, "o")?,
+            then_atom: qjs::JS_ATOM_NULL,
+            object_proto: Persistent::save(ctx, control.get::<_, Object>("objectProto")?),
+        };
+        m.then_atom = new_atom(ctx, "then")?;
+        let names: Array = control.get("managedNames")?;
+        let values: Array = control.get("managedValues")?;
+        for i in 0..names.len() {
+            let name: String = names.get(i)?;
+            let value: Value = values.get(i)?;
+            let atom = new_atom(ctx, &name)?;
+            m.names.push(name);
+            m.atoms.push(atom);
+            m.values.push(Persistent::save(ctx, value));
+        }
+        Ok(m)
+    }
+
+    /// Restore every managed global a script replaced, deleted or
+    /// reconfigured, and install a fresh per-eval `o`. Returns what could
+    /// not be restored (the context must then be replaced).
+    fn refresh<'js>(&self, ctx: &Ctx<'js>) -> rquickjs::Result<Vec<String>> {
+        const FLAGS: u32 =
+            qjs::JS_PROP_GETSET | qjs::JS_PROP_ENUMERABLE | qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE;
+        const WANT: u32 = qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE;
+        let global = ctx.globals();
+        let raw = ctx.as_raw().as_ptr();
+        let mut bad = Vec::new();
+        for ((name, &atom), value) in self.names.iter().zip(&self.atoms).zip(&self.values) {
+            let value = value.clone().restore(ctx)?;
+            let mut desc = std::mem::MaybeUninit::<qjs::JSPropertyDescriptor>::uninit();
+            // SAFETY: `raw` is this context, the global object and the atom
+            // are alive; `desc` is written when the property exists (1).
+            let found = unsafe { qjs::JS_GetOwnProperty(raw, desc.as_mut_ptr(), global.as_raw(), atom) };
+            let intact = match found {
+                1 => {
+                    // SAFETY: `JS_GetOwnProperty` filled it; its values are owned here.
+                    let d = unsafe { desc.assume_init() };
+                    let intact = (d.flags as u32 & FLAGS) == WANT
+                        // SAFETY: both values are alive.
+                        && unsafe { qjs::JS_IsStrictEqual(raw, d.value, value.as_raw()) };
+                    // SAFETY: releases the references the descriptor holds.
+                    unsafe {
+                        qjs::JS_FreeValue(raw, d.value);
+                        qjs::JS_FreeValue(raw, d.getter);
+                        qjs::JS_FreeValue(raw, d.setter);
+                    }
+                    intact
+                }
+                0 => false,
+                _ => return Err(rquickjs::Error::Exception),
+            };
+            if !intact && !define(ctx, &global, atom, value)? {
+                bad.push(name.clone());
+            }
+        }
+        let o = Object::new(ctx.clone())?;
+        if !define(ctx, &global, self.o_atom, o.into_value())? {
+            bad.push("o".into());
+        }
+        let proto = self.object_proto.clone().restore(ctx)?;
+        // SAFETY: as above; no descriptor is asked for.
+        match unsafe { qjs::JS_GetOwnProperty(raw, std::ptr::null_mut(), proto.as_raw(), self.then_atom) } {
+            0 => {}
+            1 => bad.push("Object.prototype.then".into()),
+            _ => return Err(rquickjs::Error::Exception),
+        }
+        Ok(bad)
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        for &atom in self.atoms.iter().chain([&self.o_atom, &self.then_atom]) {
+            if atom != qjs::JS_ATOM_NULL {
+                // SAFETY: each atom was created by `new_atom` in this
+                // runtime, which outlives this value, and is released once.
+                unsafe { qjs::JS_FreeAtomRT(self.rt, atom) };
+            }
+        }
+    }
+}
+
+/// The atom of `name` (a reference owned by the caller).
+fn new_atom(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<qjs::JSAtom> {
+    // SAFETY: the context is alive; the bytes are read for the call only.
+    let atom = unsafe { qjs::JS_NewAtomLen(ctx.as_raw().as_ptr(), name.as_ptr().cast(), name.len() as _) };
+    if atom == qjs::JS_ATOM_NULL {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(atom)
+}
+
+/// Define `atom` on the global object as a managed global holding `value`
+/// (writable, configurable, not enumerable), like `Reflect.defineProperty`:
+/// false when the object refuses (a non-configurable property).
+fn define<'js>(ctx: &Ctx<'js>, global: &Object<'js>, atom: qjs::JSAtom, value: Value<'js>) -> rquickjs::Result<bool> {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: the value's reference is handed to QuickJS (duplicated first,
+    // so `value` still owns its own); the object and atom are alive.
+    let r = unsafe {
+        let v = qjs::JS_DupValue(raw, value.as_raw());
+        qjs::JS_DefinePropertyValue(raw, global.as_raw(), atom, v, MANAGED_FLAGS)
+    };
+    match r {
+        r if r < 0 => Err(rquickjs::Error::Exception),
+        r => Ok(r != 0),
+    }
+}
+
+/// Refresh the managed globals before an evaluation. `None` when the script
+/// may run; otherwise the outcome that ends the evaluation: interrupted,
+/// heap exhausted, or poisoned (a global could not be restored, or the
+/// refresh itself failed).
+pub(crate) fn refresh<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed) -> Option<EvalOutcome> {
+    match managed.refresh(ctx).catch(ctx) {
         Err(e) => {
             if interrupted() {
                 return Some(interrupted_outcome());
@@ -59,58 +200,4 @@ pub(crate) fn refresh<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>) -> Option
         Ok(bad) if !bad.is_empty() => Some(EvalOutcome { poisoned: Some(bad.join(", ")), ..base_outcome() }),
         Ok(_) => None,
     }
-}
-
-/// Indices of the managed globals (`names[i]` should hold `values[i]`) that
-/// are no longer own, writable, configurable, non-enumerable data properties
-/// of the global object holding exactly that value. Reads the properties
-/// without creating descriptor objects or running any script code (the
-/// global object is ordinary), so refreshing intact globals costs nothing.
-pub(crate) fn stale_managed<'js>(
-    ctx: Ctx<'js>,
-    names: rquickjs::Array<'js>,
-    values: rquickjs::Array<'js>,
-) -> rquickjs::Result<Vec<u32>> {
-    use rquickjs::qjs;
-    const FLAGS: u32 =
-        qjs::JS_PROP_GETSET | qjs::JS_PROP_ENUMERABLE | qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE;
-    const WANT: u32 = qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE;
-    let global = ctx.globals();
-    let raw = ctx.as_raw().as_ptr();
-    let mut stale = Vec::new();
-    for i in 0..names.len() {
-        let name: Value = names.get(i)?;
-        let value: Value = values.get(i)?;
-        // SAFETY: `raw` is this context; `name` is alive for the call.
-        let atom = unsafe { qjs::JS_ValueToAtom(raw, name.as_raw()) };
-        if atom == qjs::JS_ATOM_NULL {
-            return Err(rquickjs::Error::Exception);
-        }
-        let mut desc = std::mem::MaybeUninit::<qjs::JSPropertyDescriptor>::uninit();
-        // SAFETY: as above; `desc` is written when the property exists (1).
-        let found = unsafe { qjs::JS_GetOwnProperty(raw, desc.as_mut_ptr(), global.as_raw(), atom) };
-        // SAFETY: the atom was created above and is released once.
-        unsafe { qjs::JS_FreeAtom(raw, atom) };
-        match found {
-            1 => {
-                // SAFETY: `JS_GetOwnProperty` filled it; its values are owned here.
-                let d = unsafe { desc.assume_init() };
-                let intact = (d.flags as u32 & FLAGS) == WANT
-                    // SAFETY: both values are alive.
-                    && unsafe { qjs::JS_IsStrictEqual(raw, d.value, value.as_raw()) };
-                // SAFETY: releases the references the descriptor holds.
-                unsafe {
-                    qjs::JS_FreeValue(raw, d.value);
-                    qjs::JS_FreeValue(raw, d.getter);
-                    qjs::JS_FreeValue(raw, d.setter);
-                }
-                if !intact {
-                    stale.push(i as u32);
-                }
-            }
-            0 => stale.push(i as u32),
-            _ => return Err(rquickjs::Error::Exception),
-        }
-    }
-    Ok(stale)
 }

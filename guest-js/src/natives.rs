@@ -5,9 +5,9 @@
 //! the prelude does the validation that needs JavaScript semantics.
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
-use rquickjs::{Ctx, Exception, Function, Module, Object, Value};
+use rquickjs::{Ctx, Exception, Function, Module, Object, Promise, Value};
 
-use crate::managed::stale_managed;
+use crate::eval::{note_armed, pending_call};
 use crate::wrepl::sandbox::types::ConsoleStream as Stream;
 use crate::wrepl::sandbox::{calls, host};
 
@@ -40,6 +40,30 @@ impl Loader for Sealed {
     }
 }
 
+/// Which built-in class `v` is an instance of, for rendering: 1 a Date, 2 a
+/// Map, 3 a Set, 0 anything else (a Proxy included). Reads the object's
+/// class natively, where calling a brand-checking getter (`Map.prototype.size`)
+/// would throw, and build a stack trace, for every object that is not one.
+fn brand_of(v: Value<'_>) -> i32 {
+    use rquickjs::qjs;
+    if !v.is_object() {
+        return 0;
+    }
+    let raw = v.as_raw();
+    // SAFETY: `v` is alive for the calls; they only read its class id.
+    unsafe {
+        if qjs::JS_IsDate(raw) {
+            1
+        } else if qjs::JS_IsMap(raw) {
+            2
+        } else if qjs::JS_IsSet(raw) {
+            3
+        } else {
+            0
+        }
+    }
+}
+
 fn stream_of(n: i32) -> Stream {
     if n == 2 {
         Stream::Stderr
@@ -48,29 +72,34 @@ fn stream_of(n: i32) -> Stream {
     }
 }
 
+/// `startCall(tool, input)`: start an inner call; its promise, or a thrown
+/// `ToolCallError` when the host refuses to start it.
+fn start_call<'js>(ctx: Ctx<'js>, tool: String, input: String) -> rquickjs::Result<Promise<'js>> {
+    match calls::start_call(&tool, &input) {
+        Ok(id) => pending_call(&ctx, id, tool),
+        Err(e) => {
+            let err = Exception::from_message(ctx.clone(), &e.message)?;
+            err.set("name", "ToolCallError")?;
+            err.set("kind", e.kind)?;
+            Err(ctx.throw(err.into_value()))
+        }
+    }
+}
+
 /// The native bridge object handed to the prelude (its `native` parameter).
 pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let native = Object::new(ctx.clone())?;
-    native.set(
-        "startCall",
-        Function::new(ctx.clone(), |ctx: Ctx<'_>, tool: String, input: String| -> rquickjs::Result<u32> {
-            match calls::start_call(&tool, &input) {
-                Ok(id) => Ok(id),
-                Err(e) => {
-                    let err = Exception::from_message(ctx.clone(), &e.message)?;
-                    err.set("name", "ToolCallError")?;
-                    err.set("kind", e.kind)?;
-                    Err(ctx.throw(err.into_value()))
-                }
-            }
-        })?,
-    )?;
+    native.set("startCall", Function::new(ctx.clone(), start_call)?)?;
     native.set("cancelCall", Function::new(ctx.clone(), |id: u32| calls::cancel_call(id))?)?;
     native.set(
         "setTimer",
         Function::new(ctx.clone(), |id: u32, ms: f64| -> bool {
             let ms = if ms.is_finite() && ms > 0.0 { ms.min(i32::MAX as f64) as u32 } else { 0 };
-            host::set_timer(id, ms)
+            let armed = host::set_timer(id, ms);
+            if armed {
+                note_armed();
+            }
+            armed
         })?,
     )?;
     native.set("clearTimer", Function::new(ctx.clone(), |id: u32| host::clear_timer(id))?)?;
@@ -102,7 +131,7 @@ pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'j
     )?;
     native.set("unregisterTool", Function::new(ctx.clone(), |name: String| host::unregister_tool(&name))?)?;
     native.set("isPromise", Function::new(ctx.clone(), |v: Value<'_>| v.is_promise())?)?;
-    native.set("staleManaged", Function::new(ctx.clone(), stale_managed)?)?;
+    native.set("brandOf", Function::new(ctx.clone(), brand_of)?)?;
     native.set("sealed", SEALED)?;
     Ok(native)
 }

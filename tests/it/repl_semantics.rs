@@ -70,10 +70,80 @@ async fn exotic_results_are_rendered_safely() {
     // toJSON is not trusted for rendering
     let res = ev(&mut r, "({ toJSON() { while (true) {} }, v: 2 })").await;
     assert_eq!(ok(&res)["v"], json!(2));
-    // a Proxy whose traps throw
+    // a Proxy whose trap throws while the result is read: the script's
+    // error, and the context goes on
     let res = ev(&mut r, "new Proxy({}, { ownKeys() { throw new Error('trap') } })").await;
-    assert!(res.error.is_none() || res.error.is_some());
+    assert_eq!(err(&res), ("Error".to_string(), "trap".to_string()));
     assert_eq!(ok(&ev(&mut r, "1 + 1").await), json!(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_is_rendered_once_by_its_class() {
+    let mut r = TestSandbox::new().build().await;
+    // The JSON and the text come from one rendering: a getter that counts
+    // its reads shows the same count in both, and that is its last read.
+    let res = ev(&mut r, "globalThis.reads = 0; ({ get x() { return ++reads } })").await;
+    let reads = ok(&ev(&mut r, "reads").await);
+    assert_eq!(ok(&res), json!({"x": reads}));
+    assert_eq!(res.text, format!(r#"{{"x":{reads}}}"#));
+    // Maps, Sets and Dates are told apart by their class, also nested; a
+    // look-alike or a Proxy of a Map is a plain object.
+    let res = ev(
+        &mut r,
+        "({ m: new Map([['k', new Set([1, 2])]]), d: new Date(0), bad: new Date(NaN), \
+          like: { size: 3, [Symbol.toStringTag]: 'Map' }, px: new Proxy(new Map([['a', 1]]), {}) })",
+    )
+    .await;
+    assert_eq!(
+        ok(&res),
+        json!({"m": {"k": [1, 2]}, "d": "1970-01-01T00:00:00.000Z", "bad": "Invalid Date", "like": {"size": 3}, "px": {}})
+    );
+    // Long values are indented in the text.
+    let res = ev(&mut r, "({ a: 'x'.repeat(50), b: 'y'.repeat(50) })").await;
+    assert!(res.text.starts_with("{\n  \"a\": "), "{}", res.text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn numbers_and_completion_values_render_as_javascript_prints_them() {
+    let mut r = TestSandbox::new().build().await;
+    for (code, value, text) in [
+        ("0.1 + 0.2", json!(0.30000000000000004), "0.30000000000000004"),
+        ("1e21", json!(1e21), "1e+21"),
+        ("-0", json!(0), "0"),
+        ("2 ** 31", json!(2147483648u64), "2147483648"),
+        ("-7", json!(-7), "-7"),
+        ("NaN", json!("NaN"), "NaN"),
+        ("-1 / 0", json!("-Infinity"), "-Infinity"),
+        ("true", json!(true), "true"),
+        ("null", json!(null), "null"),
+        ("10n ** 20n", json!("100000000000000000000n"), "100000000000000000000n"),
+        // the completion value of a statement, with and without `await`
+        ("if (true) { 3 } else { 4 }", json!(3), "3"),
+        ("if (true) { await 3 } else { 4 }", json!(3), "3"),
+        // the word alone (in a string) makes no difference
+        ("'await'", json!("await"), "await"),
+    ] {
+        let res = ev(&mut r, code).await;
+        assert_eq!((ok(&res), res.text.as_str()), (value, text), "{code}");
+    }
+    assert_eq!(ok(&ev(&mut r, "var q = 5").await), json!({}));
+    assert_eq!(ok(&ev(&mut r, "q").await), json!(5));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jobs_queued_before_a_throw_run_in_the_same_evaluation() {
+    let mut r = TestSandbox::new().build().await;
+    // A script without `await` is evaluated as a plain script, one with it
+    // as an async one: either way the jobs it queued run before it ends.
+    for code in [
+        "Promise.resolve().then(() => console.log('job')); throw new Error('x')",
+        "Promise.resolve().then(() => console.log('job')); await null; throw new Error('x')",
+    ] {
+        let res = ev(&mut r, code).await;
+        assert_eq!(err(&res), ("Error".to_string(), "x".to_string()), "{code}");
+        assert_eq!(res.stdout, "job\n", "{code}");
+        assert_eq!(ev(&mut r, "1").await.stdout, "", "{code}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

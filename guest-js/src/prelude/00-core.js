@@ -24,7 +24,7 @@
   const nativeWrite = native.write;
   const SEALED = native.sealed;
   const nativeIsPromise = native.isPromise;
-  const nativeStaleManaged = native.staleManaged;
+  const nativeBrandOf = native.brandOf;
   // Intrinsics captured before any script runs: rendering, the result
   // pipeline and the timer/call plumbing never consult the realm's
   // (script-replaceable) built-ins, prototypes or species.
@@ -47,11 +47,9 @@
   const MapGet = Map.prototype.get, MapSet = Map.prototype.set, MapHas = Map.prototype.has;
   const MapDelete = Map.prototype.delete, MapClear = Map.prototype.clear;
   const MapEntries = Map.prototype.entries, MapKeys = Map.prototype.keys;
-  const MapSize = ObjectGetOwnDesc(Map.prototype, "size").get;
   const MapIterNext = ObjectGetProto(new Map().entries()).next;
   const SetHas = Set.prototype.has, SetAdd = Set.prototype.add, SetDelete = Set.prototype.delete;
   const SetValues = Set.prototype.values;
-  const SetSize = ObjectGetOwnDesc(Set.prototype, "size").get;
   const SetIterNext = ObjectGetProto(new Set().values()).next;
   const ArrayBufferIsView = ArrayBuffer.isView;
   const TypedArrayLength = ObjectGetOwnDesc(ObjectGetProto(Uint8Array.prototype), "length").get;
@@ -69,7 +67,8 @@
     if ((typeof v !== "object" && typeof v !== "function") || v === null) return false;
     return (ErrorIsError !== null && ErrorIsError(v)) || inherits(v, ErrorProto);
   }
-  function brand(getter, v) { try { call(getter, v); return true; } catch (_) { return false; } }
+  // The built-in class of an object, natively (no getter that throws for every other object).
+  const BRAND_DATE = 1, BRAND_MAP = 2, BRAND_SET = 3;
   // Data descriptors with no prototype: a script's Object.prototype.get/set cannot reach them.
   function dataDesc(value) { return { __proto__: null, value, writable: true, configurable: true, enumerable: false }; }
   const NO_CTOR = dataDesc(undefined);

@@ -42,8 +42,9 @@
         return { __proto__: null, name: e.name, message: e.message, stack: e.stack };
       }
       if (nativeIsPromise(v)) return "[Promise]";
-      if (brand(DateGetTime, v)) { const t = call(DateGetTime, v); return t === t ? call(DateToISO, v) : "Invalid Date"; }
-      if (brand(MapSize, v)) {
+      const b = nativeBrandOf(v);
+      if (b === BRAND_DATE) { const t = call(DateGetTime, v); return t === t ? call(DateToISO, v) : "Invalid Date"; }
+      if (b === BRAND_MAP) {
         const out = { __proto__: null };
         const it = call(MapEntries, v);
         for (;;) {
@@ -54,7 +55,7 @@
         }
         return out;
       }
-      if (brand(SetSize, v)) {
+      if (b === BRAND_SET) {
         const out = newArray();
         let n = 0;
         const it = call(SetValues, v);

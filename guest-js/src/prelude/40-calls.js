@@ -1,5 +1,7 @@
   // ---- inner calls ----------------------------------------------------------
-  const pending = new MapCtor();
+  // The call's promise is made natively and settled by the Rust side when
+  // the call completes (no executor to run, no JavaScript table of pending
+  // calls).
   function callTool(name, input) {
     let json;
     try {
@@ -8,9 +10,7 @@
       return ReflectApply(PromiseReject, PromiseCtor, [new TypeError("the input of " + name + " is not JSON-serializable: " + describeError(e).message)]);
     }
     if (typeof json !== "string") json = "{}";
-    let id;
-    try { id = nativeStart(name, json); } catch (e) { return ReflectApply(PromiseReject, PromiseCtor, [e]); }
-    return new PromiseCtor((resolve, reject) => { call(MapSet, pending, id, { __proto__: null, resolve, reject, name }); });
+    try { return nativeStart(name, json); } catch (e) { return ReflectApply(PromiseReject, PromiseCtor, [e]); }
   }
   function makeToolError(name, kind, message) {
     const e = new ErrorCtor(message);

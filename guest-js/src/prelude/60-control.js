@@ -57,71 +57,77 @@
 
   // The result of an evaluation: JSON text of the rendered value (null when
   // it has none) and its display text, as a prototype-less object.
+  // The value is rendered once: its getters run once, and the text is made
+  // from the same rendering as the JSON (what `str` would give).
   function renderValue(r) {
-    let json = null;
-    try { json = JSONStringify(render(r)); } catch (_) { json = null; }
-    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(str(r)) };
+    let data, json = null;
+    try { data = render(r); json = JSONStringify(data); } catch (_) { json = null; }
+    let special;
+    try {
+      special = typeof json !== "string" || typeof r === "string" || r === undefined || typeof r === "symbol" ||
+        typeof r === "function" || isError(r);
+    } catch (_) { special = true; }
+    let text;
+    if (special) {
+      text = str(r);
+    } else {
+      try {
+        text = typeof data === "string" && typeof r !== "object" ? data : json.length > 80 ? JSONStringify(data, null, 2) : json;
+      } catch (_) { text = "[unrenderable value]"; }
+      if (text.length > MAX_TEXT) text = call(StringSlice, text, 0, MAX_TEXT) + "…[truncated]";
+    }
+    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(text) };
+  }
+
+  // Render the value an evaluation completed with: `undefined` stands for
+  // the per-eval `o`, thenables are followed and promises inside plain
+  // objects and arrays awaited (like an async function's return value: a
+  // `then` getter that throws rejects, a `then` method is followed).
+  function finishWith(v, resolve, reject) {
+    try {
+      if (v === undefined) v = G.o;
+      if (!nativeIsPromise(v) && ((typeof v === "object" && v !== null) || typeof v === "function")) {
+        const then = v.then;
+        if (typeof then === "function") v = new PromiseCtor((resolve) => resolve(v));
+      }
+      deepResolve(v, 0, new SetCtor(), (r) => resolve(renderValue(r)), reject);
+    } catch (e) {
+      reject(e);
+    }
   }
 
   // ---- per-eval control ---------------------------------------------------
-  let perEvalO = null;
   const control = {
     __proto__: null,
-    // Refresh the managed globals; returns the names that could not be
-    // refreshed (the context is then poisoned and must be replaced).
-    beginEval() {
-      const bad = [];
-      // Only globals a script replaced, deleted or reconfigured are redefined.
-      const stale = nativeStaleManaged(managedNames, managedValues);
-      for (let j = 0; j < stale.length; j++) {
-        const i = stale[j], name = managedNames[i];
-        if (!ReflectDefine(G, name, dataDesc(managedValues[i]))) bad[bad.length] = name;
-      }
-      perEvalO = {};
-      if (!ReflectDefine(G, "o", dataDesc(perEvalO))) bad[bad.length] = "o";
-      // QuickJS settles every evaluation with a plain { value } object, so a
-      // `then` on Object.prototype would hijack every later result.
-      if (ObjectGetOwnDesc(ObjectProto, "then") !== undefined) bad[bad.length] = "Object.prototype.then";
-      return bad;
-    },
-    // `completion` is the promise of the async global eval; it fulfils with
-    // { value }. Returns a promise of { json, text } (no prototype, so a
-    // script's Object.prototype.then cannot intercept it).
+    // What the Rust side refreshes before every evaluation (natively): the
+    // managed globals (`managedNames[i]` must hold `managedValues[i]`; both
+    // are complete once `configure` ran), and the realm's own
+    // Object.prototype, which must not get a `then`: QuickJS settles every
+    // evaluation with top-level await with a plain { value } object, so a
+    // `then` there would hijack every later result.
+    managedNames,
+    managedValues,
+    objectProto: ObjectProto,
+    // `completion` is the promise of an eval with top-level await; it
+    // fulfils with { value }. Returns a promise of { json, text } (no
+    // prototype, so a script's Object.prototype.then cannot intercept it).
     finish(completion) {
       return new PromiseCtor((resolve, reject) => {
         settle(completion, (c) => {
-          try {
-            let v = c !== null && typeof c === "object" ? c.value : c;
-            if (v === undefined) v = G.o;
-            // Like an async function's return value: a `then` getter that
-            // throws rejects, a `then` method is followed.
-            if (!nativeIsPromise(v) && ((typeof v === "object" && v !== null) || typeof v === "function")) {
-              const then = v.then;
-              if (typeof then === "function") v = new PromiseCtor((resolve) => resolve(v));
-            }
-            deepResolve(v, 0, new SetCtor(), (r) => resolve(renderValue(r)), reject);
-          } catch (e) {
-            reject(e);
-          }
+          let v;
+          try { v = c !== null && typeof c === "object" ? c.value : c; } catch (e) { reject(e); return; }
+          finishWith(v, resolve, reject);
         }, reject);
       });
     },
-    renderValue,
-    complete(id, ok, payload, kind) {
-      const p = call(MapGet, pending, id);
-      if (!p) return;
-      call(MapDelete, pending, id);
-      if (ok) {
-        let v;
-        try { v = JSONParse(payload); } catch (e) {
-          p.reject(makeToolError(p.name, "invalid-output", "the host returned invalid JSON for " + p.name));
-          return;
-        }
-        p.resolve(v);
-      } else {
-        p.reject(makeToolError(p.name, kind, payload));
-      }
+    // The same for the completion value of an eval without top-level await.
+    finishValue(v) {
+      return new PromiseCtor((resolve, reject) => finishWith(v, resolve, reject));
     },
+    renderValue,
+    // The error a failed inner call rejects with (its promise and the call
+    // table are native: see `natives.rs`).
+    toolError: makeToolError,
     fireTimer(id) {
       const t = call(MapGet, timers, id);
       if (!t) return;
@@ -141,8 +147,6 @@
         nativeClearTimer(r.value);
       }
       call(MapClear, timers);
-      // Calls still pending are the host's to abort and report.
-      call(MapClear, pending);
     },
     describeError,
   };
