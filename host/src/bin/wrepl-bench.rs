@@ -23,6 +23,10 @@ const ENGINE: &str = "wrepl: QuickJS-ng via rquickjs 0.14.0 (disable-assertions,
                       component on wasmtime 48.0.8 (Cranelift, pooling allocator), host functions as Tools \
                       through the wrepl Dispatcher (schema validation + permissions), tokio multi-thread";
 
+/// The allocator the `wrepl` binary uses (see `main.rs`), so the figures are its own.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 type R<T> = Result<T, String>;
 
 #[derive(Clone)]
@@ -84,6 +88,19 @@ fn rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|r| r.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// `/proc/self/smaps_rollup` in KiB: proportional set size (a page shared
+/// by n mappings counts 1/n), private dirty and shared clean pages.
+fn smaps_kib() -> (u64, u64, u64) {
+    let s = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        s.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("Pss:"), field("Private_Dirty:"), field("Shared_Clean:"))
 }
 
 fn sorted(xs: &[f64]) -> Vec<f64> {
@@ -244,6 +261,7 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
                 eval(&mut repl, code).await?;
             }
             let before = rss_kib();
+            let (pss0, dirty0, shared0) = smaps_kib();
             let mut live = Vec::with_capacity(n as usize);
             let mut check = J::Null;
             for _ in 0..n {
@@ -252,7 +270,15 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
                 live.push(repl);
             }
             let after = rss_kib();
+            let (pss1, dirty1, shared1) = smaps_kib();
+            let per = |a: u64, b: u64| (a as f64 - b as f64) / n as f64;
+            // VmRSS counts a page of the shared guest image once per
+            // context that mapped it; PSS divides it among them, and private
+            // dirty pages are each context's own.
             let extra = json!({"rss_before_kib": before, "rss_after_kib": after, "contexts": live.len(),
+                "pss_kib_per_context": per(pss1, pss0),
+                "private_dirty_kib_per_context": per(dirty1, dirty0),
+                "shared_clean_kib_per_context": per(shared1, shared0),
                 "gc": "none forced (no host API for it)"});
             drop(live);
             Ok(json!({"value": (after as f64 - before as f64) / n as f64, "check": check, "extra": extra}))
