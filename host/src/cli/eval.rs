@@ -170,7 +170,8 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         snippets.push(code);
     }
     let mcp = downstream(&policy).await?;
-    let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.with_limits(|l| l.text_cap = text_cap);
+    let mut template = builder(&policy, &mcp, default_engine(fuel.is_some(), Some(super::ONE_CONTEXT_SLOTS))?)?
+        .with_limits(|l| l.text_cap = text_cap);
     if let Some(file) = store.file() {
         template = template.protect_store(file);
     }

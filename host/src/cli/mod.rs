@@ -547,7 +547,17 @@ fn load_settings(p: &PolicyArgs, project: &std::path::Path) -> anyhow::Result<Lo
     Ok(LoadedSettings { settings, files, roots })
 }
 
-/// A sandbox engine with the default options, fuel metering on or off.
-pub(crate) fn default_engine(fuel: bool) -> anyhow::Result<Arc<SandboxEngine>> {
-    Ok(Arc::new(SandboxEngine::new(EngineOptions { fuel, ..EngineOptions::default() })?))
+/// Instance slots of the engine of a command that runs one context at a
+/// time (`eval`, `repl`, `types`): the context, the one that replaces it
+/// after a fault, and room to spare. A pool of the default size (for `serve`)
+/// sets up a guard page per slot's stack when the process starts, which was
+/// the largest part of `wrepl eval -e 1` (see bench/README.md).
+pub(crate) const ONE_CONTEXT_SLOTS: u32 = 8;
+
+/// A sandbox engine with the default options, fuel metering on or off, and
+/// `slots` instance slots (`None`: the default pool, for many contexts).
+pub(crate) fn default_engine(fuel: bool, slots: Option<u32>) -> anyhow::Result<Arc<SandboxEngine>> {
+    let defaults = EngineOptions::default();
+    let pool_slots = slots.unwrap_or(defaults.pool_slots);
+    Ok(Arc::new(SandboxEngine::new(EngineOptions { fuel, pool_slots, ..defaults })?))
 }

@@ -117,7 +117,8 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
     let session_config = session.log(&store)?.map(|(name, store)| SessionConfig::new(name, store));
     let mcp = downstream(&policy).await?;
     let (approver, mut asks) = TerminalApprover::new();
-    let mut template = builder(&policy, &mcp, default_engine(fuel.is_some())?)?.approver(approver);
+    let mut template =
+        builder(&policy, &mcp, default_engine(fuel.is_some(), Some(super::ONE_CONTEXT_SLOTS))?)?.approver(approver);
     // The running calls, live on a terminal's stderr.
     let status = std::io::stderr().is_terminal().then(StatusLine::new);
     if let Some(s) = &status {

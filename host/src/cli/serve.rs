@@ -141,7 +141,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let store: Option<Arc<dyn LogStore>> =
         if session.is_some() || store.given() { Some(store.open_store()?) } else { None };
     let mcp = downstream(&policy).await?;
-    let mut template = builder(&policy, &mcp, default_engine(false)?)?.with_limits(|l| l.text_cap = text_cap);
+    let mut template = builder(&policy, &mcp, default_engine(false, None)?)?.with_limits(|l| l.text_cap = text_cap);
     // The store and the token file are wrepl's own state: out of the tools' reach.
     if let Some(file) = &store_path {
         template = template.protect_store(file);

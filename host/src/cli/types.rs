@@ -24,7 +24,7 @@ pub(crate) struct TypesArgs {
 pub(crate) async fn run(args: TypesArgs) -> anyhow::Result<ExitCode> {
     let TypesArgs { policy, session, store } = args;
     let mcp = downstream(&policy).await?;
-    let b = builder(&policy, &mcp, default_engine(false)?)?;
+    let b = builder(&policy, &mcp, default_engine(false, Some(super::ONE_CONTEXT_SLOTS))?)?;
     let d = b.dispatcher()?;
     let registered = match session {
         Some(name) => {

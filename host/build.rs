@@ -1,0 +1,33 @@
+//! Checks, once per build, that the embedded precompiled guest
+//! (`guest-js/dist/wrepl-guest.x86_64-linux.cwasm`) was compiled from the
+//! embedded guest component (`guest-js/dist/wrepl-guest.wasm`): its header
+//! names the component's SHA-256. The runtime then need not hash the 1.5 MB
+//! component at every start when it is handed exactly the embedded one
+//! (`runtime/engine.rs`, `embedded_artifact`); any other component is still
+//! hashed and compared.
+
+use sha2::Digest;
+
+/// Must equal `PRECOMPILED_MAGIC` in `src/runtime/engine.rs`.
+const MAGIC: &[u8] = b"WREPLPC1";
+
+fn main() {
+    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-js/dist");
+    let component = dist.join("wrepl-guest.wasm");
+    let artifact = dist.join("wrepl-guest.x86_64-linux.cwasm");
+    println!("cargo::rerun-if-changed={}", component.display());
+    println!("cargo::rerun-if-changed={}", artifact.display());
+    let matches = match (std::fs::read(&component), std::fs::read(&artifact)) {
+        (Ok(c), Ok(a)) => a
+            .strip_prefix(MAGIC)
+            .and_then(|rest| rest.get(..32))
+            .is_some_and(|digest| digest == sha2::Sha256::digest(&c).as_slice()),
+        _ => false,
+    };
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let text = format!(
+        "/// Whether the build found the embedded precompiled guest compiled from the embedded component.\n\
+         const EMBEDDED_PAIR_VERIFIED: bool = {matches};\n"
+    );
+    std::fs::write(out.join("embedded_pair.rs"), text).expect("write OUT_DIR/embedded_pair.rs");
+}
