@@ -351,7 +351,6 @@ impl FileSearch<'_> {
             Ok(None) => return Searched::Hidden,
             Err(_) => return Searched::Unreadable,
         };
-        let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
         let shown = show(&opened.abs);
         let mut out = Lines::new(room.0, room.1);
         let mut sink = FileSink {
@@ -363,9 +362,16 @@ impl FileSearch<'_> {
             binary: false,
             cancel: self.cancel,
         };
-        let reader = CancelRead { inner: file, cancel: self.cancel.clone() };
+        let reader = CancelRead { inner: &file, cancel: self.cancel.clone() };
         let res = searcher.search_reader(&self.req.matcher, reader, &mut sink);
         let (matches, binary) = (sink.matches, sink.binary);
+        // Only listed files are ordered by their modification time (most
+        // files of a search match nothing: no `fstat` for them).
+        let mtime = if matches > 0 && self.req.mode == Mode::Files {
+            file.metadata().ok().and_then(|m| m.modified().ok())
+        } else {
+            None
+        };
         match res {
             Err(_) if !self.cancel.is_cancelled() => Searched::Unreadable,
             _ if binary => Searched::Hidden,
