@@ -90,17 +90,17 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// `/proc/self/smaps_rollup` in KiB: proportional set size (a page shared
-/// by n mappings counts 1/n), private dirty and shared clean pages.
-fn smaps_kib() -> (u64, u64, u64) {
+/// `/proc/self/smaps_rollup`: each field in KiB (`Rss`, `Pss`,
+/// `Private_Dirty`, `Shared_Clean`, ...).
+fn smaps_kib() -> Vec<(String, u64)> {
     let s = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-    let field = |name: &str| -> u64 {
-        s.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    };
-    (field("Pss:"), field("Private_Dirty:"), field("Shared_Clean:"))
+    s.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let kib = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
+            Some((name.to_string(), kib))
+        })
+        .collect()
 }
 
 fn sorted(xs: &[f64]) -> Vec<f64> {
@@ -261,7 +261,7 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
                 eval(&mut repl, code).await?;
             }
             let before = rss_kib();
-            let (pss0, dirty0, shared0) = smaps_kib();
+            let smaps0 = smaps_kib();
             let mut live = Vec::with_capacity(n as usize);
             let mut check = J::Null;
             for _ in 0..n {
@@ -270,15 +270,19 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
                 live.push(repl);
             }
             let after = rss_kib();
-            let (pss1, dirty1, shared1) = smaps_kib();
-            let per = |a: u64, b: u64| (a as f64 - b as f64) / n as f64;
+            let smaps1 = smaps_kib();
             // VmRSS counts a page of the shared guest image once per
-            // context that mapped it; PSS divides it among them, and private
+            // context that maps it; PSS divides it among them, and private
             // dirty pages are each context's own.
+            let per_context: serde_json::Map<String, J> = smaps1
+                .iter()
+                .map(|(k, after)| {
+                    let before = smaps0.iter().find(|(b, _)| b == k).map_or(0, |(_, v)| *v);
+                    (k.clone(), json!((*after as f64 - before as f64) / n as f64))
+                })
+                .collect();
             let extra = json!({"rss_before_kib": before, "rss_after_kib": after, "contexts": live.len(),
-                "pss_kib_per_context": per(pss1, pss0),
-                "private_dirty_kib_per_context": per(dirty1, dirty0),
-                "shared_clean_kib_per_context": per(shared1, shared0),
+                "smaps_rollup_kib_per_context": per_context,
                 "gc": "none forced (no host API for it)"});
             drop(live);
             Ok(json!({"value": (after as f64 - before as f64) / n as f64, "check": check, "extra": extra}))
