@@ -105,7 +105,7 @@ fn program(p: &Program) -> String {
         End::Spin => "while (true) {}\n".into(),
         End::NeverSettles => "await new Promise(() => {});\n".into(),
     });
-    code.push_str("L");
+    code.push('L');
     code
 }
 
