@@ -527,6 +527,5 @@ fn settled_primitive<'js>(evaluated: &Value<'js>) -> Option<Value<'js>> {
     }
     let completion: Object = promise.result::<Object>()?.ok()?;
     let value: Value = completion.get("value").ok()?;
-    let primitive = !(value.is_object() || value.is_function() || value.is_undefined());
-    primitive.then_some(value)
+    plain_primitive(&value)
 }

@@ -101,29 +101,42 @@
 
   function render(v) { return toData(v, 0, new SetCtor(), { __proto__: null, n: 0 }); }
 
+  // The text of a value shown without rendering it (a string, `undefined`,
+  // a symbol, a function, an error); null for every other value.
+  function directText(v) {
+    if (typeof v === "string") return v;
+    if (v === undefined) return "undefined";
+    if (typeof v === "symbol") return StringCtor(v);
+    if (typeof v === "function") return "[Function: " + fnName(v) + "]";
+    if (isError(v)) { const e = describeError(v); return e.name + ": " + e.message; }
+    return null;
+  }
+
+  // The text of any other value from its rendering `data` and that
+  // rendering's JSON text `json`.
+  function renderedText(v, data, json) {
+    if (typeof data === "string" && typeof v !== "object") return data;
+    if (json === undefined) return "undefined";
+    // Short values on one line, longer ones indented.
+    return json.length > 80 ? JSONStringify(data, null, 2) : json;
+  }
+
   function safeText(v) {
     try {
-      if (typeof v === "string") return v;
-      if (v === undefined) return "undefined";
-      if (typeof v === "symbol") return StringCtor(v);
-      if (typeof v === "function") return "[Function: " + fnName(v) + "]";
-      if (isError(v)) { const e = describeError(v); return e.name + ": " + e.message; }
+      const direct = directText(v);
+      if (direct !== null) return direct;
       const data = render(v);
-      if (typeof data === "string" && typeof v !== "object") return data;
-      let t = JSONStringify(data);
-      if (t === undefined) return "undefined";
-      // Short values on one line, longer ones indented.
-      if (t.length > 80) t = JSONStringify(data, null, 2);
-      return t;
+      return renderedText(v, data, JSONStringify(data));
     } catch (e) {
       return "[unrenderable value]";
     }
   }
 
-  function str(v) {
-    const t = safeText(v);
+  function capText(t) {
     return t.length > MAX_TEXT ? call(StringSlice, t, 0, MAX_TEXT) + "…[truncated]" : t;
   }
+
+  function str(v) { return capText(safeText(v)); }
   define("str", str);
 
   function describeError(e) {

@@ -62,21 +62,12 @@
   function renderValue(r) {
     let data, json = null;
     try { data = render(r); json = JSONStringify(data); } catch (_) { json = null; }
-    let special;
-    try {
-      special = typeof json !== "string" || typeof r === "string" || r === undefined || typeof r === "symbol" ||
-        typeof r === "function" || isError(r);
-    } catch (_) { special = true; }
     let text;
-    if (special) {
-      text = str(r);
-    } else {
-      try {
-        text = typeof data === "string" && typeof r !== "object" ? data : json.length > 80 ? JSONStringify(data, null, 2) : json;
-      } catch (_) { text = "[unrenderable value]"; }
-      if (text.length > MAX_TEXT) text = call(StringSlice, text, 0, MAX_TEXT) + "…[truncated]";
-    }
-    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(text) };
+    try {
+      const direct = directText(r);
+      text = direct !== null ? direct : typeof json === "string" ? renderedText(r, data, json) : "[unrenderable value]";
+    } catch (_) { text = "[unrenderable value]"; }
+    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(capText(text)) };
   }
 
   // Render the value an evaluation completed with: `undefined` stands for
