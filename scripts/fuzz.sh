@@ -5,10 +5,19 @@
 # times out on an input or did not run at all. Crash inputs are kept in
 # fuzz/artifacts/<target>/ (reproduce: see README "Fuzzing").
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#   scripts/fuzz.sh [--shared] [SECONDS_PER_TARGET] [TARGET...]
 #
 # Environment: WREPL_FUZZ_SANITIZER (default: address; "none" builds with
 # coverage instrumentation only), WREPL_FUZZ_JOBS (cargo build jobs).
+#
+# --shared (CI): no sanitizer, and only wrepl's own crates (the `wrepl`
+# library, the fuzz crate and its targets) are instrumented for coverage
+# (scripts/fuzz-rustc.sh); every dependency is compiled exactly as the
+# test build compiles it, in the root target directory, so after
+# `cargo test` the fuzz build compiles wrepl and the targets only, instead of
+# the whole tree again with instrumentation (about 16 minutes on 2 cores).
+# The default mode (cargo-fuzz, AddressSanitizer, everything instrumented)
+# is the one for long local runs.
 #
 # Targets: script_transform, replay_log, dispatcher, wit_values,
 # record_replay, cli_output (the terminal sanitizer and the settings loader),
@@ -19,30 +28,57 @@
 # host (hosts/node, transpiled here first when it is installed).
 set -euo pipefail
 
+shared=0
+if [ "${1:-}" = "--shared" ]; then
+    shared=1
+    shift
+fi
 secs="${1:-20}"
 shift || true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root/fuzz"
 
-# cargo-fuzz needs nightly-only flags; the stable toolchain accepts them with
-# RUSTC_BOOTSTRAP (only for this build, which has its own target dir).
-export RUSTC_BOOTSTRAP=1
 sanitizer="${WREPL_FUZZ_SANITIZER:-address}"
-if ! cargo fuzz --version >/dev/null 2>&1; then
+if [ "$shared" = 1 ]; then
+    sanitizer=none
+elif ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-if [ "$#" -gt 0 ]; then targets="$*"; else targets="$(cargo fuzz list)"; fi
+if [ "$#" -gt 0 ]; then
+    targets="$*"
+else
+    targets="$(cargo metadata --locked --no-deps --format-version 1 | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    for t in p["targets"]:
+        if "bin" in t["kind"]:
+            print(t["name"])')"
+fi
 # host_diff compares with the Node.js host when hosts/node is installed.
 if [ -x "$root/hosts/node/node_modules/.bin/node" ]; then
     (cd "$root/hosts/node" && ./node_modules/.bin/node build.mjs)
 fi
 jobs=()
 if [ -n "${WREPL_FUZZ_JOBS:-}" ]; then jobs=(--jobs "$WREPL_FUZZ_JOBS"); fi
-# --dev: the profile in fuzz/Cargo.toml optimises dependencies and keeps
-# debug assertions; a release build of wasmtime with instrumentation is far
-# slower to compile on two cores.
-cargo fuzz build --dev -s "$sanitizer" "${jobs[@]}"
+if [ "$shared" = 1 ]; then
+    # fuzz/Cargo.toml's dev profile gives dependencies the root workspace's
+    # settings (see there); wrepl itself is optimised, so it is a separate
+    # unit from the test build's unoptimised, uninstrumented one.
+    export CARGO_TARGET_DIR="$root/target" RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh" WREPL_FUZZ_ROOT="$root"
+    cargo build --locked --bins "${jobs[@]}" 2>&1 | tee "${TMPDIR:-/tmp}/wrepl-fuzz-build.log"
+    echo "fuzz build (--shared): $(grep -c '^ *Compiling' "${TMPDIR:-/tmp}/wrepl-fuzz-build.log" || true) crates compiled"
+    unset RUSTC_WRAPPER
+    bin_dir="$root/target/debug"
+else
+    # cargo-fuzz needs nightly-only flags; the stable toolchain accepts them
+    # with RUSTC_BOOTSTRAP (only for this build, which has its own target dir).
+    export RUSTC_BOOTSTRAP=1
+    # --dev: the profile in fuzz/Cargo.toml optimises dependencies and keeps
+    # debug assertions; a release build of wasmtime with instrumentation is far
+    # slower to compile on two cores.
+    cargo fuzz build --dev -s "$sanitizer" "${jobs[@]}"
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -59,7 +95,11 @@ for t in $targets; do
     if [ -f "dict/$t.dict" ]; then args+=(-dict="dict/$t.dict"); fi
     log="$work/$t.log"
     status=ok
-    if ! cargo fuzz run --dev -s "$sanitizer" "$t" "$corpus" -- "${args[@]}" >"$log" 2>&1; then
+    if [ "$shared" = 1 ]; then
+        if ! "$bin_dir/$t" "${args[@]}" "$corpus" >"$log" 2>&1; then
+            status=FAILED
+        fi
+    elif ! cargo fuzz run --dev -s "$sanitizer" "$t" "$corpus" -- "${args[@]}" >"$log" 2>&1; then
         status=FAILED
     fi
     execs="$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)"
