@@ -103,6 +103,106 @@ fn smaps_kib() -> Vec<(String, u64)> {
         .collect()
 }
 
+/// Where the resident pages of this process are, from `/proc/self/maps` and
+/// `/proc/self/pagemap`: per kind of mapping (its path, or `[anon]`), how many
+/// mappings there are, their pages present, and how many of those are the
+/// process's own (anonymous: written, or copied on write). For the guest's
+/// copy-on-write image (the `memfd` mappings, one per sandbox), also which of
+/// its pages are private in how many sandboxes, in 64 KiB rows of the image,
+/// so a census tells which part of the booted image a sandbox writes to.
+/// Inaccessible reservations (`---p`) are skipped.
+fn page_census() -> J {
+    use std::collections::BTreeMap;
+    use std::io::{Read, Seek, SeekFrom};
+    const PAGE: u64 = 4096;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let Ok(mut pagemap) = std::fs::File::open("/proc/self/pagemap") else {
+        return json!("error: /proc/self/pagemap is not readable");
+    };
+    let mut kinds: BTreeMap<String, [u64; 3]> = BTreeMap::new();
+    let mut image_rows: Vec<u64> = Vec::new();
+    let mut images = 0u64;
+    let mut first_image = None;
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(range), Some(perms)) = (f.first(), f.get(1)) else { continue };
+        if perms.starts_with("---") {
+            continue;
+        }
+        let Some((lo, hi)) = range.split_once('-') else { continue };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
+        let name = f.get(5..).map(|p| p.join(" ")).filter(|p| !p.is_empty()).unwrap_or_else(|| "[anon]".into());
+        let pages = (hi - lo) / PAGE;
+        let mut raw = vec![0u8; pages as usize * 8];
+        if pagemap.seek(SeekFrom::Start(lo / PAGE * 8)).is_err() || pagemap.read_exact(&mut raw).is_err() {
+            continue;
+        }
+        let image = name.contains("memfd:");
+        if image {
+            images += 1;
+            if first_image.is_none() {
+                let offset = f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()).unwrap_or(0);
+                first_image = Some((range.to_string(), lo, hi, offset));
+            }
+        }
+        let entry = kinds.entry(name).or_default();
+        entry[0] += 1;
+        for (i, e) in raw.chunks_exact(8).enumerate() {
+            let e = u64::from_le_bytes(e.try_into().unwrap_or_default());
+            let present = e >> 63 & 1 == 1;
+            // Bit 61: a file page or shared anonymous page; clear for the
+            // process's own anonymous pages.
+            let private = present && e >> 61 & 1 == 0;
+            entry[1] += present as u64;
+            entry[2] += private as u64;
+            if image && private {
+                let row = i / 16;
+                if image_rows.len() <= row {
+                    image_rows.resize(row + 1, 0);
+                }
+                image_rows[row] += 1;
+            }
+        }
+    }
+    let kinds: serde_json::Map<String, J> = kinds
+        .into_iter()
+        .filter(|(_, [_, present, _])| *present > 0)
+        .map(|(k, [n, present, private])| {
+            (k, json!({"mappings": n, "present_kib": present * 4, "private_kib": private * 4}))
+        })
+        .collect();
+    let per_image: Vec<f64> = image_rows.iter().map(|n| (*n * 4) as f64 / images.max(1) as f64).collect();
+    json!({"by_mapping": kinds, "image_mappings": images,
+        "image_private_kib_per_64kib_row_per_sandbox": per_image,
+        "first_image_changes": first_image.map(|(range, lo, hi, offset)| image_changes(&range, lo, hi, offset))})
+}
+
+/// How one sandbox's copy of the image differs from the image itself (the
+/// memfd, read through `/proc/self/map_files`): the pages whose bytes
+/// changed and the 4-byte words that did. A page can be private with no net
+/// change (a count raised and lowered again).
+fn image_changes(range: &str, lo: u64, hi: u64, offset: u64) -> J {
+    use std::io::{Read, Seek, SeekFrom};
+    let read = |path: &str, at: u64| -> std::io::Result<Vec<u8>> {
+        let mut f = std::fs::File::open(path)?;
+        f.seek(SeekFrom::Start(at))?;
+        let mut buf = vec![0u8; (hi - lo) as usize];
+        f.read_exact(&mut buf)?;
+        Ok(buf)
+    };
+    let (now, image) = match (read("/proc/self/mem", lo), read(&format!("/proc/self/map_files/{range}"), offset)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return json!(format!("error: {e}")),
+    };
+    let (mut pages, mut words) = (0u64, 0u64);
+    for (a, b) in now.chunks(4096).zip(image.chunks(4096)) {
+        let changed = a.chunks(4).zip(b.chunks(4)).filter(|(x, y)| x != y).count() as u64;
+        pages += (changed > 0) as u64;
+        words += changed;
+    }
+    json!({"pages": (hi - lo) / 4096, "changed_pages": pages, "changed_words": words})
+}
+
 fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut a = xs.to_vec();
     a.sort_by(|x, y| x.total_cmp(y));
@@ -281,8 +381,10 @@ async fn run_workload(b: &Bench, w: &J) -> R<J> {
                     (k.clone(), json!((*after as f64 - before as f64) / n as f64))
                 })
                 .collect();
+            // `WREPL_BENCH_PAGE_CENSUS=1`: where the pages are (see `page_census`).
+            let census = std::env::var_os("WREPL_BENCH_PAGE_CENSUS").map(|_| page_census());
             let extra = json!({"rss_before_kib": before, "rss_after_kib": after, "contexts": live.len(),
-                "smaps_rollup_kib_per_context": per_context,
+                "smaps_rollup_kib_per_context": per_context, "page_census": census,
                 "gc": "none forced (no host API for it)"});
             drop(live);
             Ok(json!({"value": (after as f64 - before as f64) / n as f64, "check": check, "extra": extra}))
