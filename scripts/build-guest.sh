@@ -24,9 +24,13 @@ export CFLAGS_wasm32_unknown_unknown="-ffile-prefix-map=$ROOT=/wrepl -ffile-pref
 export SOURCE_DATE_EPOCH=0
 unset CARGO_BUILD_TARGET_DIR CARGO_TARGET_DIR
 /usr/bin/cargo build --release --locked --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort
+# The host builds below run without the guest's variables: SOURCE_DATE_EPOCH,
+# for one, is tracked by every build script that uses cc (ring, SQLite,
+# wasmtime...), and a different value would make the test build that follows
+# in CI compile them and everything above them again.
 # Pre-initialise: boot QuickJS and the prelude at build time (wasmtime-wizer),
 # so a sandbox starts from a copy-on-write image of the booted heap.
-(cd "$ROOT" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS PATH="$CARGO_HOME/bin:$PATH" \
+(cd "$ROOT" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS -u SOURCE_DATE_EPOCH PATH="$CARGO_HOME/bin:$PATH" \
   "$HOST_CARGO" run --locked --quiet -p wrepl-snapshot -- \
   guest-js/target/wasm32-unknown-unknown/release/wrepl_guest.wasm guest-js/target/wrepl_guest.snapshot.wasm)
 mkdir -p dist
@@ -41,6 +45,6 @@ ls -l dist/wrepl-guest.wasm
 sha256sum dist/wrepl-guest.wasm
 # The guest compiled ahead of time, which the binary embeds so that no run
 # compiles it (x86_64 Linux; the same guest and wasmtime give the same bytes).
-(cd "$ROOT" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS PATH="$CARGO_HOME/bin:$PATH" \
+(cd "$ROOT" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS -u SOURCE_DATE_EPOCH PATH="$CARGO_HOME/bin:$PATH" \
   "$HOST_CARGO" run --locked --quiet --bin wrepl-precompile)
 sha256sum dist/wrepl-guest.x86_64-linux.cwasm

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# RUSTC_WRAPPER for `scripts/fuzz.sh --shared` (CI): instrument only wrepl's
+# The rustc wrapper of `scripts/fuzz.sh --shared` (CI): instrument only wrepl's
 # own crates (the `wrepl` library and the fuzz crate with its targets) for
 # libFuzzer's coverage, with debug assertions and `--cfg fuzzing`, and
 # compile every dependency exactly as the test build does. The dependencies
 # are then the test build's own artifacts in the shared target directory,
 # and CI does not compile the whole tree a second time.
 #
-#   RUSTC_WRAPPER=scripts/fuzz-rustc.sh WREPL_FUZZ_ROOT=<checkout> cargo build ...
+#   CARGO_BUILD_RUSTC_WRAPPER=scripts/fuzz-rustc.sh WREPL_FUZZ_ROOT=<checkout> cargo build ...
 set -euo pipefail
 rustc="$1"
 shift
