@@ -65,9 +65,10 @@ if [ "$shared" = 1 ]; then
     # fuzz/Cargo.toml's dev profile gives dependencies the root workspace's
     # settings (see there); wrepl itself is optimised, so it is a separate
     # unit from the test build's unoptimised, uninstrumented one.
-    # The wrapper is given as cargo configuration, not as RUSTC_WRAPPER: build
-    # scripts that use cc track RUSTC_WRAPPER, and a different value there
-    # would rebuild them (and all that depends on them) in each build.
+    # Nothing else in the environment may differ from the test build's:
+    # build scripts track variables (cc's track CC, CFLAGS, SOURCE_DATE_EPOCH,
+    # RUSTC_BOOTSTRAP and more), and a changed one rebuilds them and all that
+    # depends on them.
     export CARGO_TARGET_DIR="$root/target" CARGO_BUILD_RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh" WREPL_FUZZ_ROOT="$root"
     cargo build --locked --bins "${jobs[@]}" 2>&1 | tee "${TMPDIR:-/tmp}/wrepl-fuzz-build.log"
     # After `cargo test`, only wrepl, the fuzz crate, libfuzzer-sys and
