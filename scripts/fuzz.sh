@@ -39,9 +39,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root/fuzz"
 
 sanitizer="${WREPL_FUZZ_SANITIZER:-address}"
-if [ "$shared" = 1 ]; then
-    sanitizer=none
-elif ! cargo fuzz --version >/dev/null 2>&1; then
+if [ "$shared" = 0 ] && ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
@@ -71,10 +69,10 @@ if [ "$shared" = 1 ]; then
     # depends on them.
     export CARGO_TARGET_DIR="$root/target" CARGO_BUILD_RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh" WREPL_FUZZ_ROOT="$root"
     cargo build --locked --bins "${jobs[@]}" 2>&1 | tee "${TMPDIR:-/tmp}/wrepl-fuzz-build.log"
-    # After `cargo test`, only wrepl, the fuzz crate, libfuzzer-sys and
-    # derive_arbitrary's few are left to compile; more means a dependency's
-    # features differ between the two builds (see host/Cargo.toml), which
-    # costs CI a second build of the tree.
+    # After `cargo test`, only wrepl and the fuzz crate are left to compile
+    # (and libfuzzer-sys, the first time); more means a dependency's features
+    # or tracked environment differ between the two builds (see
+    # host/Cargo.toml), which costs CI a second build of the tree.
     compiled=$(sed -n 's/^ *Compiling \([^ ]*\) .*/\1/p' "${TMPDIR:-/tmp}/wrepl-fuzz-build.log" | tr '\n' ' ')
     echo "fuzz build (--shared) compiled: ${compiled:-nothing}"
     unset CARGO_BUILD_RUSTC_WRAPPER

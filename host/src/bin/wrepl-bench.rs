@@ -103,6 +103,10 @@ fn smaps_kib() -> Vec<(String, u64)> {
         .collect()
 }
 
+/// A page of this machine's memory, in bytes and in KiB (the page census).
+const PAGE: u64 = 4096;
+const PAGE_KIB: u64 = PAGE / 1024;
+
 /// Where the resident pages of this process are, from `/proc/self/maps` and
 /// `/proc/self/pagemap`: per kind of mapping (its path, or `[anon]`), how many
 /// mappings there are, their pages present, and how many of those are the
@@ -113,8 +117,6 @@ fn smaps_kib() -> Vec<(String, u64)> {
 /// Inaccessible reservations (`---p`) are skipped.
 fn page_census() -> J {
     use std::collections::BTreeMap;
-    use std::io::{Read, Seek, SeekFrom};
-    const PAGE: u64 = 4096;
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let Ok(mut pagemap) = std::fs::File::open("/proc/self/pagemap") else {
         return json!("error: /proc/self/pagemap is not readable");
@@ -133,10 +135,7 @@ fn page_census() -> J {
         let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
         let name = f.get(5..).map(|p| p.join(" ")).filter(|p| !p.is_empty()).unwrap_or_else(|| "[anon]".into());
         let pages = (hi - lo) / PAGE;
-        let mut raw = vec![0u8; pages as usize * 8];
-        if pagemap.seek(SeekFrom::Start(lo / PAGE * 8)).is_err() || pagemap.read_exact(&mut raw).is_err() {
-            continue;
-        }
+        let Ok(raw) = read_at(&mut pagemap, lo / PAGE * 8, pages as usize * 8) else { continue };
         let image = name.contains("memfd:");
         if image {
             images += 1;
@@ -168,10 +167,10 @@ fn page_census() -> J {
         .into_iter()
         .filter(|(_, [_, present, _])| *present > 0)
         .map(|(k, [n, present, private])| {
-            (k, json!({"mappings": n, "present_kib": present * 4, "private_kib": private * 4}))
+            (k, json!({"mappings": n, "present_kib": present * PAGE_KIB, "private_kib": private * PAGE_KIB}))
         })
         .collect();
-    let per_image: Vec<f64> = image_rows.iter().map(|n| (*n * 4) as f64 / images.max(1) as f64).collect();
+    let per_image: Vec<f64> = image_rows.iter().map(|n| (*n * PAGE_KIB) as f64 / images.max(1) as f64).collect();
     json!({"by_mapping": kinds, "image_mappings": images,
         "image_private_kib_per_64kib_row_per_sandbox": per_image,
         "first_image_changes": first_image.map(|(range, lo, hi, offset)| image_changes(&range, lo, hi, offset))})
@@ -182,25 +181,28 @@ fn page_census() -> J {
 /// changed and the 4-byte words that did. A page can be private with no net
 /// change (a count raised and lowered again).
 fn image_changes(range: &str, lo: u64, hi: u64, offset: u64) -> J {
-    use std::io::{Read, Seek, SeekFrom};
-    let read = |path: &str, at: u64| -> std::io::Result<Vec<u8>> {
-        let mut f = std::fs::File::open(path)?;
-        f.seek(SeekFrom::Start(at))?;
-        let mut buf = vec![0u8; (hi - lo) as usize];
-        f.read_exact(&mut buf)?;
-        Ok(buf)
-    };
+    let read =
+        |path: &str, at: u64| std::fs::File::open(path).and_then(|mut f| read_at(&mut f, at, (hi - lo) as usize));
     let (now, image) = match (read("/proc/self/mem", lo), read(&format!("/proc/self/map_files/{range}"), offset)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return json!(format!("error: {e}")),
     };
     let (mut pages, mut words) = (0u64, 0u64);
-    for (a, b) in now.chunks(4096).zip(image.chunks(4096)) {
+    for (a, b) in now.chunks(PAGE as usize).zip(image.chunks(PAGE as usize)) {
         let changed = a.chunks(4).zip(b.chunks(4)).filter(|(x, y)| x != y).count() as u64;
         pages += (changed > 0) as u64;
         words += changed;
     }
-    json!({"pages": (hi - lo) / 4096, "changed_pages": pages, "changed_words": words})
+    json!({"pages": (hi - lo) / PAGE, "changed_pages": pages, "changed_words": words})
+}
+
+/// `len` bytes of `f` from offset `at`.
+fn read_at(f: &mut std::fs::File, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(at))?;
+    let mut buf = vec![0u8; len];
+    f.read_exact(&mut buf)?;
+    Ok(buf)
 }
 
 fn sorted(xs: &[f64]) -> Vec<f64> {
