@@ -4,6 +4,7 @@
 //! nothing else: every capability is a WIT import answered by the host.
 //!
 //! This root holds the WIT bindings and the exports; the work is split by concept:
+//! - [`alloc`]: the global allocator (dlmalloc, using the initial memory's unused tail);
 //! - [`heap`]: the allocator that enforces the heap limit and latches heap exhaustion;
 //! - [`natives`]: what Rust installs into the runtime — the native bridge object
 //!   the prelude captures (host calls, timers, console, tool registration) and the
@@ -13,6 +14,7 @@
 //! - [`eval`]: the runtime's lifecycle (boot, `init`) and the evaluation protocol,
 //!   down to the rendered outcome.
 
+mod alloc;
 mod eval;
 mod heap;
 mod managed;

@@ -34,8 +34,54 @@ const PRELUDE: &str = concat!(
 /// that are the same for every sandbox and returns `configure(tools, repoHint)`.
 pub(crate) fn boot_prelude<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
     let native = install_natives(ctx)?;
-    let f: Function = ctx.eval(PRELUDE)?;
+    let f = Function::from_value(eval_without_source(ctx, PRELUDE)?)?;
     f.call((native,))
+}
+
+/// Evaluate `script` (a strict global script) from bytecode that keeps no
+/// source text. QuickJS keeps the text of every function it parses, for
+/// `Function.prototype.toString`: for the prelude, its whole text and again
+/// each nested function's, all in the booted heap that every sandbox maps.
+/// Compiled, written without source and read back, the prelude's functions
+/// keep their line numbers for stack traces and print as `[native code]`.
+fn eval_without_source<'js>(ctx: &Ctx<'js>, script: &str) -> rquickjs::Result<Value<'js>> {
+    let raw = ctx.as_raw().as_ptr();
+    let source = std::ffi::CString::new(script)?;
+    let flags = (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_STRICT | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32;
+    // SAFETY: `raw` is this live context; the source is NUL-terminated as
+    // JS_Eval requires and outlives the call.
+    let compiled = unsafe { qjs::JS_Eval(raw, source.as_ptr(), script.len() as _, c"eval_script".as_ptr(), flags) };
+    // SAFETY: takes ownership of the returned value (an exception is an error).
+    let compiled = unsafe { Value::from_raw(ctx.clone(), compiled) };
+    if compiled.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    let mut len = 0;
+    let write_flags = (qjs::JS_WRITE_OBJ_BYTECODE | qjs::JS_WRITE_OBJ_STRIP_SOURCE) as i32;
+    // SAFETY: the compiled script is alive; the buffer is freed below.
+    let bytes = unsafe { qjs::JS_WriteObject(raw, &mut len, compiled.as_raw(), write_flags) };
+    drop(compiled);
+    if bytes.is_null() {
+        return Err(rquickjs::Error::Exception);
+    }
+    // SAFETY: `bytes` holds `len` bytes this context just wrote: trusted
+    // bytecode, as JS_READ_OBJ_BYTECODE requires. The buffer is then freed.
+    let read = unsafe {
+        let v = qjs::JS_ReadObject(raw, bytes, len, qjs::JS_READ_OBJ_BYTECODE as i32);
+        qjs::js_free(raw, bytes.cast());
+        v
+    };
+    // SAFETY: inspects the tag of a value owned here.
+    if unsafe { qjs::JS_IsException(read) } {
+        return Err(rquickjs::Error::Exception);
+    }
+    // SAFETY: JS_EvalFunction takes ownership of the function; the result
+    // is owned here.
+    let result = unsafe { Value::from_raw(ctx.clone(), qjs::JS_EvalFunction(raw, read)) };
+    if result.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(result)
 }
 
 /// The managed globals of a configured sandbox, read once by `init`: the

@@ -125,18 +125,37 @@ fn page_census() -> J {
     let mut image_rows: Vec<u64> = Vec::new();
     let mut images = 0u64;
     let mut first_image = None;
-    for line in maps.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
+    let lines: Vec<Vec<&str>> = maps.lines().map(|l| l.split_whitespace().collect()).collect();
+    let bounds = |f: &[&str]| {
+        let (lo, hi) = f.first()?.split_once('-')?;
+        Some((u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?))
+    };
+    let is_image = |f: &[&str]| f.get(5).is_some_and(|n| n.contains("memfd:"));
+    for (k, f) in lines.iter().enumerate() {
         let (Some(range), Some(perms)) = (f.first(), f.get(1)) else { continue };
         if perms.starts_with("---") {
             continue;
         }
-        let Some((lo, hi)) = range.split_once('-') else { continue };
-        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
-        let name = f.get(5..).map(|p| p.join(" ")).filter(|p| !p.is_empty()).unwrap_or_else(|| "[anon]".into());
+        let Some((lo, hi)) = bounds(f) else { continue };
+        // An anonymous mapping right below or above a sandbox's image is the
+        // rest of its linear memory: the shadow stack below, the heap grown
+        // past the image above. Other anonymous memory is the host's.
+        let touches_image = |j: Option<usize>, touching: &dyn Fn((u64, u64)) -> bool| {
+            j.and_then(|j| lines.get(j)).is_some_and(|g| is_image(g) && bounds(g).is_some_and(touching))
+        };
+        let name = match f.get(5..).map(|p| p.join(" ")).filter(|p| !p.is_empty()) {
+            Some(n) => n,
+            None if touches_image(Some(k + 1), &|(image_lo, _)| image_lo == hi) => {
+                "[linear memory below the image]".into()
+            }
+            None if touches_image(k.checked_sub(1), &|(_, image_hi)| image_hi == lo) => {
+                "[linear memory above the image]".into()
+            }
+            None => "[anon]".into(),
+        };
         let pages = (hi - lo) / PAGE;
         let Ok(raw) = read_at(&mut pagemap, lo / PAGE * 8, pages as usize * 8) else { continue };
-        let image = name.contains("memfd:");
+        let image = is_image(f);
         if image {
             images += 1;
             if first_image.is_none() {
@@ -165,7 +184,7 @@ fn page_census() -> J {
     }
     let kinds: serde_json::Map<String, J> = kinds
         .into_iter()
-        .filter(|(_, [_, present, _])| *present > 0)
+        .filter(|(k, [_, present, _])| *present > 0 || k.starts_with("[linear memory"))
         .map(|(k, [n, present, private])| {
             (k, json!({"mappings": n, "present_kib": present * PAGE_KIB, "private_kib": private * PAGE_KIB}))
         })
