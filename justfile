@@ -24,6 +24,10 @@ bench: bench-criterion bench-peers bench-user
 bench-user:
     bash bench/user-figures.sh
 
+# Instructions per inner call (W3) and per evaluation (W2), counted by valgrind: the same on every run.
+bench-instructions:
+    bash bench/instructions.sh
+
 # Criterion benchmarks only: cold context, warm eval, host calls, session restore.
 bench-criterion:
     cargo bench --bench sandbox

@@ -396,7 +396,10 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, s
         };
         loop {
             run_jobs(ctx);
-            if interrupted() {
+            // The latch only: asking the host here would cost a call per
+            // completion, and the host answers the same question in
+            // `next-completion` (interrupted) before the script waits again.
+            if INTERRUPTED.with(|i| i.get()) {
                 return interrupted_outcome();
             }
             if heap_exhausted() {

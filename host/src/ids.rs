@@ -40,13 +40,28 @@ fn next() -> (u64, u32) {
 /// unpredictable across processes, without a system call per id.
 pub(crate) fn tool_use_id() -> String {
     let (z, t) = next();
-    format!("toolu_{z:016x}{t:08x}")
+    let mut id = String::with_capacity(30);
+    id.push_str("toolu_");
+    push_hex(&mut id, z, 16);
+    push_hex(&mut id, u64::from(t), 8);
+    id
 }
 
 /// A fresh name suffix of 16 hex digits (e.g. generated session names).
 pub(crate) fn short_id() -> String {
     let (z, _) = next();
-    format!("{z:016x}")
+    let mut id = String::with_capacity(16);
+    push_hex(&mut id, z, 16);
+    id
+}
+
+/// Append the low `digits` hex digits of `v`, zero-padded (as `{v:0digits$x}`
+/// would, without the formatting machinery: one id per inner call).
+fn push_hex(out: &mut String, v: u64, digits: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for i in (0..digits).rev() {
+        out.push(char::from(HEX[((v >> (4 * i)) & 0xf) as usize]));
+    }
 }
 
 #[cfg(test)]
@@ -64,5 +79,18 @@ mod tests {
         }
         let names: std::collections::HashSet<String> = (0..1000).map(|_| short_id()).collect();
         assert_eq!(names.len(), 1000);
+        assert!(names.iter().all(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_hexdigit())));
+    }
+
+    #[test]
+    fn hex_digits_match_the_formatter() {
+        for v in [0u64, 1, 0xf, 0x10, 0xdead_beef, u64::MAX, 0x0123_4567_89ab_cdef] {
+            let mut s = String::new();
+            push_hex(&mut s, v, 16);
+            assert_eq!(s, format!("{v:016x}"));
+            let mut s = String::new();
+            push_hex(&mut s, v & 0xffff_ffff, 8);
+            assert_eq!(s, format!("{:08x}", v & 0xffff_ffff));
+        }
     }
 }

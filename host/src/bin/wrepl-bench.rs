@@ -438,7 +438,15 @@ fn main() {
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     let bench = rt.block_on(async {
-        let engine = Arc::new(SandboxEngine::new(EngineOptions::default()).map_err(|e| format!("engine: {e}"))?);
+        // `WREPL_BENCH_POOL_SLOTS=n`: a smaller instance pool, for running
+        // under valgrind (which cannot reserve the default pool's address
+        // space; see bench/instructions.sh).
+        let opts = match std::env::var("WREPL_BENCH_POOL_SLOTS").map(|v| v.parse::<u32>()) {
+            Ok(Ok(n)) => EngineOptions { pool_slots: n, ..EngineOptions::default() },
+            Ok(Err(e)) => return Err(format!("WREPL_BENCH_POOL_SLOTS: {e}")),
+            Err(_) => EngineOptions::default(),
+        };
+        let engine = Arc::new(SandboxEngine::new(opts).map_err(|e| format!("engine: {e}"))?);
         let builder = builder(&engine, "{}")?;
         Ok::<_, String>(Bench { engine, builder, js_memory_limit: None })
     });

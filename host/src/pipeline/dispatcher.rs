@@ -462,11 +462,11 @@ impl Dispatcher {
                 }
             }
         };
-        let fallback_why = || match (gate, fallback) {
-            (Gate::Front { default: FrontDefault::AlwaysAsk(q), .. }, _) => q.clone(),
-            (Gate::Front { .. }, _) => format!("{tool_name} is served by wrepl itself"),
-            (Gate::Tool(_), Decision::Allow) => format!("{tool_name} is read-only and confined to the workspace"),
-            (Gate::Tool(_), _) => match &hint {
+        // Asked for only when the fallback does not allow (an allow states no reason).
+        let fallback_why = || match gate {
+            Gate::Front { default: FrontDefault::AlwaysAsk(q), .. } => q.clone(),
+            Gate::Front { .. } => String::new(),
+            Gate::Tool(_) => match &hint {
                 Some(h) => format!("permission to use {tool_name} was not granted: {}", h.why),
                 None => format!("permission to use {tool_name} was not granted"),
             },

@@ -39,7 +39,9 @@ pub(super) fn tool_failure(e: ToolError) -> CallFailure {
 /// Combine rules, hook decisions and the fallback: deny > ask > allow; a
 /// hook's `allow` cannot override a deny or ask rule; without any decision,
 /// the fallback (read-only tools are allowed, as they are confined to the
-/// workspace; everything else asks).
+/// workspace; everything else asks). With the decision comes the reason a
+/// refusal or a question states; an allow has none (nothing reports it, and
+/// it is the decision of nearly every call).
 pub(super) fn decide(
     tool: &str,
     matched: Option<Matched>,
@@ -68,11 +70,8 @@ pub(super) fn decide(
     if hook == Some(Decision::Ask) {
         return (Decision::Ask, hook_why("asks for approval of"));
     }
-    if let Some(m) = &matched {
-        return (Decision::Allow, format!("allowed by {:?}", m.rule));
-    }
-    if hook == Some(Decision::Allow) {
-        return (Decision::Allow, hook_why("allowed"));
+    if matched.is_some() || hook == Some(Decision::Allow) || fallback.0 == Decision::Allow {
+        return (Decision::Allow, String::new());
     }
     (fallback.0, (fallback.1)())
 }
@@ -112,8 +111,15 @@ pub(super) async fn run_with_watchdog(
         })
     });
     let fail = tool_failure;
-    // The tool first: one that finishes on its first poll never registers
-    // the timer (registering one can wake a parked runtime thread).
+    // The tool first: one that finishes on its first poll, or after one turn
+    // of the scheduler (an in-process tool awaiting something already done),
+    // never registers the timer. Registering one and clearing it again costs
+    // more than such a call's whole pipeline stage, and can wake a parked
+    // runtime thread.
+    if let std::task::Poll::Ready(r) = futures_util::poll!(&mut fut) {
+        return r.map_err(fail);
+    }
+    tokio::task::yield_now().await;
     tokio::select! {
         biased;
         r = &mut fut => return r.map_err(fail),

@@ -4,7 +4,7 @@
 //! still running when an evaluation ends. Whether a call is recorded,
 //! replayed or neither is the tape's business (`runtime/tape.rs`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -51,9 +51,10 @@ pub(super) struct Calls {
     /// order; delivered (and taped) by `next-completion`.
     ready: VecDeque<Done>,
     next_id: u32,
-    in_flight: HashMap<u32, InFlight>,
+    /// By call id (small sequential keys: a B-tree, no hashing per call).
+    in_flight: BTreeMap<u32, InFlight>,
     /// Index (among this eval's calls) of each in-flight call id.
-    index: HashMap<u32, u32>,
+    index: BTreeMap<u32, u32>,
 }
 
 impl Calls {
@@ -63,8 +64,8 @@ impl Calls {
             running: FuturesUnordered::new(),
             ready: VecDeque::new(),
             next_id: 1,
-            in_flight: HashMap::new(),
-            index: HashMap::new(),
+            in_flight: BTreeMap::new(),
+            index: BTreeMap::new(),
         }
     }
 
@@ -100,9 +101,8 @@ impl Calls {
     /// future (processes are killed on drop). Returns the abandoned calls'
     /// tool names in start order.
     pub(super) fn end(&mut self) -> Vec<String> {
-        let mut abandoned: Vec<(u32, String)> = self
-            .in_flight
-            .drain()
+        let mut abandoned: Vec<(u32, String)> = std::mem::take(&mut self.in_flight)
+            .into_iter()
             .map(|(id, f)| {
                 f.abort.abort();
                 (id, f.tool)
