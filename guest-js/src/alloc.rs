@@ -94,8 +94,9 @@ unsafe impl Allocator for System {
     }
 
     fn allocates_zeros(&self) -> bool {
-        // The tail was never written (nothing but this allocator uses memory
-        // past the static data) and grown pages are zero.
+        // The tail was never written: the linker places nothing past
+        // `__heap_base`, and `memory.grow` (the only other way to memory)
+        // adds pages above the end. Grown pages are zero.
         true
     }
 
