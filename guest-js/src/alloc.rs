@@ -24,6 +24,8 @@ const REGION_ALIGN: usize = 16;
 extern "C" {
     /// The first byte past the static data and the stack (set by the linker).
     static __heap_base: u8;
+    /// The end of the initial memory (set by the linker).
+    static __heap_end: u8;
 }
 
 /// Memory for dlmalloc: first the unused tail of the initial memory, then
@@ -41,13 +43,16 @@ impl System {
         // Only the symbol's address is taken; the byte is not read.
         let start = std::ptr::addr_of!(__heap_base) as usize;
         let start = start.checked_next_multiple_of(REGION_ALIGN)?;
-        let end = wasm32::memory_size(0) * WASM_PAGE;
+        // The initial memory's end, not the current one: pages grown since
+        // (by anything) lie above it.
+        let end = std::ptr::addr_of!(__heap_end) as usize;
         (end > start).then(|| (start, end - start))
     }
 }
 
 // SAFETY: regions are handed out once each and never overlap: the tail lies
-// below the initial memory's end and every grown page above it. Memory only
+// below the initial memory's end (`__heap_end`, whatever grew the memory
+// before the first allocation) and every grown page above it. Memory only
 // grows here, so `free` and `remap` refuse (as the standard allocator does).
 unsafe impl Allocator for System {
     fn alloc(&self, size: usize) -> (*mut u8, usize, u32) {
@@ -94,9 +99,9 @@ unsafe impl Allocator for System {
     }
 
     fn allocates_zeros(&self) -> bool {
-        // The tail was never written: the linker places nothing past
-        // `__heap_base`, and `memory.grow` (the only other way to memory)
-        // adds pages above the end. Grown pages are zero.
+        // The tail was never written: the linker places nothing between
+        // `__heap_base` and `__heap_end`, and `memory.grow` (the only other
+        // way to memory) adds pages above the end. Grown pages are zero.
         true
     }
 
