@@ -101,18 +101,18 @@ impl Calls {
     /// future (processes are killed on drop). Returns the abandoned calls'
     /// tool names in start order.
     pub(super) fn end(&mut self) -> Vec<String> {
-        let mut abandoned: Vec<(u32, String)> = std::mem::take(&mut self.in_flight)
-            .into_iter()
-            .map(|(id, f)| {
+        // Ids are given out in start order, and the map iterates by id.
+        let abandoned: Vec<String> = std::mem::take(&mut self.in_flight)
+            .into_values()
+            .map(|f| {
                 f.abort.abort();
-                (id, f.tool)
+                f.tool
             })
             .collect();
-        abandoned.sort();
         self.running = FuturesUnordered::new();
         self.ready.clear();
         self.index.clear();
-        abandoned.into_iter().map(|(_, t)| t).collect()
+        abandoned
     }
 }
 
