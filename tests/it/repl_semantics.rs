@@ -35,6 +35,11 @@ async fn top_level_await_and_timers() {
     // a top-level const with await persists
     ev(&mut r, "const later = await Promise.resolve(5)").await;
     assert_eq!(ok(&ev(&mut r, "later").await), json!(5));
+    // `await` then a line break takes the next line as its operand, as
+    // QuickJS parses it: here a class expression, not a declaration to
+    // rewrite (the transform used to turn it into `await var D = ...`).
+    assert_eq!(ok(&ev(&mut r, "const C = await\n\nclass D { m() { return 3 } }\nnew C().m()").await), json!(3));
+    assert_eq!(ok(&ev(&mut r, "typeof D").await), json!("undefined"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

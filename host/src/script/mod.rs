@@ -7,13 +7,18 @@
 //!   `var C = class C {...};`, so every top-level binding lives on the global
 //!   object and can be re-declared by a later evaluation, like a REPL.
 //!   Function declarations are already global and re-declarable.
-//! - The guest evaluates the result as a global script with top-level await;
-//!   its completion value is the last expression's value.
+//! - The guest evaluates the result as a sloppy global script, with
+//!   top-level await when the code holds the word `await`; its completion
+//!   value is the last expression's value. The code is parsed in that same
+//!   goal here, so the rewrite sees the statements the guest will run.
 //!
 //! Edits are splices at AST spans, so line numbers in errors stay right.
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::{CallExpression, Expression, ImportExpression, ImportMeta, Statement, VariableDeclarationKind};
+use oxc_ast::ast::{
+    CallExpression, ExportAllDeclaration, ExportDefaultDeclaration, ExportNamedDeclaration, Expression,
+    ImportDeclaration, ImportExpression, ImportMeta, Statement, VariableDeclarationKind,
+};
 use oxc_ast_visit::{walk, Visit};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_span::{GetSpan, SourceType};
@@ -297,13 +302,15 @@ fn line_col(code: &str, offset: u32) -> (usize, usize) {
 
 struct SealedScan<'s> {
     code: &'s str,
+    /// Where `code` starts in the text that was parsed.
+    shift: u32,
     found: Option<ScriptRejected>,
 }
 
 impl SealedScan<'_> {
     fn report(&mut self, what: &'static str, offset: u32) {
         if self.found.is_none() {
-            let (line, column) = line_col(self.code, offset);
+            let (line, column) = line_col(self.code, offset.saturating_sub(self.shift));
             self.found = Some(ScriptRejected::Sealed { what, line, column });
         }
     }
@@ -313,6 +320,20 @@ impl<'a> Visit<'a> for SealedScan<'_> {
     fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
         self.report("import()", it.span.start);
         walk::walk_import_expression(self, it);
+    }
+    // The parser leaves a declaration in the wrong place (`import` in a
+    // function body) to a later pass: every one of them is refused here.
+    fn visit_import_declaration(&mut self, it: &ImportDeclaration<'a>) {
+        self.report("an import declaration", it.span.start);
+    }
+    fn visit_export_named_declaration(&mut self, it: &ExportNamedDeclaration<'a>) {
+        self.report("an export declaration", it.span.start);
+    }
+    fn visit_export_default_declaration(&mut self, it: &ExportDefaultDeclaration<'a>) {
+        self.report("an export declaration", it.span.start);
+    }
+    fn visit_export_all_declaration(&mut self, it: &ExportAllDeclaration<'a>) {
+        self.report("an export declaration", it.span.start);
     }
     fn visit_import_meta(&mut self, it: &ImportMeta) {
         self.report("import.meta", it.span.start);
@@ -371,47 +392,129 @@ fn cut_short(code: &str, end: usize, source: SourceType) -> bool {
 }
 
 fn transform(code: &str) -> Result<String, ScriptRejected> {
-    let allocator = Allocator::default();
-    let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
-    let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
-    if let Some(d) = parsed.diagnostics.first() {
-        // Not JavaScript; perhaps TypeScript: then its types become
-        // spaces, and the JavaScript left (at the same positions) goes on.
-        match typescript::strip(code) {
-            Ok(Some(js)) => return transform_js(&js),
-            Err((message, offset)) => {
-                let (line, column) = line_col(code, offset);
-                return Err(ScriptRejected::Syntax { message, line, column });
-            }
-            Ok(None) => {}
-        }
-        let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
-        let (line, column) = line_col(code, offset);
-        return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
+    let error = match transform_in_goal(code) {
+        Ok(out) => return Ok(out),
+        Err(e @ ScriptRejected::Syntax { .. }) => e,
+        Err(e) => return Err(e),
+    };
+    // Not JavaScript in the guest's goal. Module syntax is refused as
+    // sealed, whatever else is wrong with the code.
+    if let Some(sealed) = module_syntax(code) {
+        return Err(sealed);
     }
-    rewrite(code, &parsed)
+    // Perhaps TypeScript: then its types become spaces, and the JavaScript
+    // left (at the same positions) goes on.
+    match typescript::strip(code) {
+        Ok(Some(js)) => transform_js(&js),
+        Err((message, offset)) => {
+            let (line, column) = line_col(code, offset);
+            Err(ScriptRejected::Syntax { message, line, column })
+        }
+        Ok(None) => Err(error),
+    }
 }
 
 /// [`transform`] of code known to be JavaScript (stripped TypeScript).
 fn transform_js(code: &str) -> Result<String, ScriptRejected> {
+    match transform_in_goal(code) {
+        Err(e @ ScriptRejected::Syntax { .. }) => Err(module_syntax(code).unwrap_or(e)),
+        other => other,
+    }
+}
+
+/// Whether the guest evaluates `code` with top-level await: exactly the
+/// guest's own rule (`eval_in` in guest-js), which looks for the word.
+/// The rewrite keeps the answer: it adds no `await` and removes none.
+fn has_top_level_await(code: &str) -> bool {
+    code.contains("await")
+}
+
+/// The opening of the async function that code with top-level await is
+/// parsed in, so `await` is a keyword at its top level, as in the guest's
+/// async global script (sloppy mode, like the script itself). No line break:
+/// the code keeps its line numbers.
+const TLA_OPEN: &str = "async function wrepl_top_level_await(){";
+/// The wrapper's end; the line break ends a trailing `//` comment.
+const TLA_CLOSE: &str = "\n}";
+
+/// Parse `code` in the goal the guest evaluates it in (a sloppy global
+/// script; with top-level await when the code says `await`), check the
+/// sealed scan and apply the REPL rewrite. oxc's `unambiguous` goal is not
+/// that goal: it takes `await` then a line break as an identifier, and its
+/// later re-parse as a keyword can leave the statement that followed in the
+/// tree as well, so the rewrite would edit code that is part of an `await`.
+fn transform_in_goal(code: &str) -> Result<String, ScriptRejected> {
     let allocator = Allocator::default();
     let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
-    let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
+    if !has_top_level_await(code) {
+        let parsed = Parser::new(&allocator, code, SourceType::script()).with_options(options).parse();
+        first_error(code, &parsed, 0)?;
+        return rewrite(code, &parsed.program, &parsed.program.body, 0);
+    }
+    // A hashbang is allowed only at the start of the text: inside the
+    // wrapper it becomes spaces (of the same length, so offsets hold).
+    let body = match code.strip_prefix("#!") {
+        Some(rest) => {
+            let line = rest.find(['\n', '\r', '\u{2028}', '\u{2029}']).unwrap_or(rest.len()) + 2;
+            format!("{}{}", " ".repeat(line), &code[line..])
+        }
+        None => code.to_string(),
+    };
+    let wrapped = allocator.alloc_str(&format!("{TLA_OPEN}{body}{TLA_CLOSE}"));
+    let shift = TLA_OPEN.len() as u32;
+    let parsed = Parser::new(&allocator, wrapped, SourceType::script()).with_options(options).parse();
+    first_error(code, &parsed, shift)?;
+    // The code must be the function's whole body: a `}` of its own that
+    // closes the wrapper early is an error, as it is in the guest.
+    let statements = match parsed.program.body.as_slice() {
+        [Statement::FunctionDeclaration(f)] if f.span.end as usize == wrapped.len() => {
+            f.body.as_ref().map(|b| b.statements.as_slice())
+        }
+        _ => None,
+    };
+    let Some(statements) = statements else {
+        let at = match parsed.program.body.first() {
+            Some(Statement::FunctionDeclaration(f)) => f.span.end.saturating_sub(1 + shift),
+            _ => 0,
+        };
+        let (line, column) = line_col(code, at);
+        return Err(ScriptRejected::Syntax { message: "Unexpected token `}`".into(), line, column });
+    };
+    rewrite(code, &parsed.program, statements, shift)
+}
+
+/// The parser's first complaint about `code` (parsed `shift` bytes into
+/// the text the parser saw), as a refusal at its place in `code`.
+fn first_error(code: &str, parsed: &oxc_parser::ParserReturn<'_>, shift: u32) -> Result<(), ScriptRejected> {
     if let Some(d) = parsed.diagnostics.first() {
-        let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
+        let offset = d.labels.first().map(|l| l.offset() as u32).unwrap_or(0).saturating_sub(shift);
         let (line, column) = line_col(code, offset);
         return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
     }
-    rewrite(code, &parsed)
-}
-
-/// The REPL rewrite of parsed JavaScript (see [`prepare`]).
-fn rewrite(code: &str, parsed: &oxc_parser::ParserReturn<'_>) -> Result<String, ScriptRejected> {
     if parsed.panicked {
         return Err(ScriptRejected::Syntax { message: "the code could not be parsed".into(), line: 1, column: 1 });
     }
-    let program = &parsed.program;
-    let mut scan = SealedScan { code, found: None };
+    Ok(())
+}
+
+/// Module syntax in `code` (an `import`/`export` declaration, `import()`,
+/// `import.meta`, `require()`), found by parsing it as a script or a module,
+/// whichever it is: code the guest's goal refused gets the sealed message
+/// when it is module code.
+fn module_syntax(code: &str) -> Option<ScriptRejected> {
+    let allocator = Allocator::default();
+    let options = ParseOptions { allow_return_outside_function: false, ..ParseOptions::default() };
+    let parsed = Parser::new(&allocator, code, SourceType::unambiguous()).with_options(options).parse();
+    if !parsed.diagnostics.is_empty() || parsed.panicked {
+        return None;
+    }
+    sealed_scan(code, &parsed.program, 0).err()
+}
+
+/// The sealed scan of a parsed program (`shift`: where `code` starts in the
+/// text that was parsed).
+fn sealed_scan(code: &str, program: &oxc_ast::ast::Program<'_>, shift: u32) -> Result<(), ScriptRejected> {
+    let mut scan = SealedScan { code, shift, found: None };
     for stmt in &program.body {
         if stmt.is_module_declaration() {
             let what = match stmt {
@@ -422,12 +525,22 @@ fn rewrite(code: &str, parsed: &oxc_parser::ParserReturn<'_>) -> Result<String, 
         }
     }
     scan.visit_program(program);
-    if let Some(e) = scan.found {
-        return Err(e);
-    }
+    scan.found.map_or(Ok(()), Err)
+}
 
+/// The REPL rewrite of parsed JavaScript (see [`prepare`]): `statements`
+/// are the code's top-level statements in `program`, whose text has `code`
+/// at offset `shift`.
+fn rewrite(
+    code: &str,
+    program: &oxc_ast::ast::Program<'_>,
+    statements: &[Statement<'_>],
+    shift: u32,
+) -> Result<String, ScriptRejected> {
+    sealed_scan(code, program, shift)?;
+    let at = |offset: u32| offset.saturating_sub(shift) as usize;
     let mut splices: Vec<Splice> = Vec::new();
-    for stmt in &program.body {
+    for stmt in statements {
         match stmt {
             Statement::VariableDeclaration(decl) => {
                 let keyword = match decl.kind {
@@ -435,7 +548,7 @@ fn rewrite(code: &str, parsed: &oxc_parser::ParserReturn<'_>) -> Result<String, 
                     VariableDeclarationKind::Const => 5,
                     _ => continue,
                 };
-                let start = decl.span.start as usize;
+                let start = at(decl.span.start);
                 splices.push(Splice { at: start, remove: keyword, insert: "var".into() });
                 if decl.kind == VariableDeclarationKind::Let {
                     // `let x;` in a later eval re-declares x as undefined.
@@ -444,21 +557,21 @@ fn rewrite(code: &str, parsed: &oxc_parser::ParserReturn<'_>) -> Result<String, 
                     // holding one, before `/`, `(`, `[`…) must still end
                     // there once `x` has an initializer that those tokens
                     // could continue: its last declarator gets the `;`.
-                    let asi_ended = !code.as_bytes()[..decl.span.end as usize].ends_with(b";");
+                    let asi_ended = !code.as_bytes()[..at(decl.span.end)].ends_with(b";");
                     let last = decl.declarations.len().saturating_sub(1);
                     for (i, d) in decl.declarations.iter().enumerate() {
                         if d.init.is_none() {
                             let insert = if i == last && asi_ended { " = void 0;" } else { " = void 0" };
-                            splices.push(Splice { at: d.id.span().end as usize, remove: 0, insert: insert.into() });
+                            splices.push(Splice { at: at(d.id.span().end), remove: 0, insert: insert.into() });
                         }
                     }
                 }
             }
             Statement::ClassDeclaration(class) => {
                 let Some(id) = &class.id else { continue };
-                let start = class.span.start as usize;
+                let start = at(class.span.start);
                 splices.push(Splice { at: start, remove: 0, insert: format!("var {} = ", id.name) });
-                splices.push(Splice { at: class.span.end as usize, remove: 0, insert: ";".into() });
+                splices.push(Splice { at: at(class.span.end), remove: 0, insert: ";".into() });
             }
             _ => {}
         }
@@ -578,6 +691,56 @@ mod tests {
     #[test]
     fn top_level_await_parses() {
         assert_eq!(p("const r = await f(); r").unwrap(), "var r = await f(); r");
+    }
+
+    #[test]
+    fn code_with_await_is_parsed_as_the_guest_runs_it() {
+        // `await` then a line break is a keyword in the guest's async script:
+        // the class below is its operand, an expression, not a declaration
+        // (found by fuzzing: the rewrite used to make it `await var D = …`).
+        let code = "await\n\nclass D {}\nawait 1";
+        assert_eq!(p(code).unwrap(), code);
+        assert_eq!(p("let a = await f()\nclass B {}").unwrap(), "var a = await f()\nvar B = class B {};");
+        // Sloppy mode stays: `with` is fine in either goal.
+        assert!(p("let o = {x: 1}; with (o) { x }; await 0").is_ok());
+        assert!(p("let o = {x: 1}; with (o) { x }").is_ok());
+        // Module syntax is still sealed, whatever the goal.
+        for code in
+            ["import fs from 'fs'; await 1", "await import('x')", "await 0; import.meta.url", "export {}; await 0"]
+        {
+            assert!(matches!(p(code), Err(ScriptRejected::Sealed { .. })), "{code:?}: {:?}", p(code));
+        }
+        // The code is the wrapper's whole body: closing it early is an error.
+        for code in ["}; class A {}; {", "await 0 }\nasync function g() { let y = 1;"] {
+            let code = format!("{code} await 1");
+            assert!(matches!(p(&code), Err(ScriptRejected::Syntax { .. })), "{code:?}: {:?}", p(&code));
+        }
+        // Errors point into the code itself, not into the wrapper.
+        match p("await 1\nlet x = ;") {
+            Err(ScriptRejected::Syntax { line: 2, column, .. }) => assert!(column > 1),
+            other => panic!("{other:?}"),
+        }
+        match p("let x = ; await 1") {
+            Err(ScriptRejected::Syntax { line: 1, column: 9, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        // A hashbang line stays where it is.
+        assert_eq!(p("#!/usr/bin/env wrepl\nconst v = await 2").unwrap(), "#!/usr/bin/env wrepl\nvar v = await 2");
+        // TypeScript with top-level await.
+        assert_eq!(p("const n: number = await f()").unwrap(), "var n         = await f()");
+    }
+
+    #[test]
+    fn fuzz_input_with_await_is_refused_in_the_guests_goal() {
+        // The input that found the bug: oxc's `unambiguous` re-parse of the
+        // `await` lines used to accept it, lose the error at the U+FFFD and
+        // rewrite the class.
+        let code =
+            "cons\n\n\n\n\n\nawait\n\nclass D {}\nD\n\nz\n\nx\nt\n\n\n\n\n\n\n await i\r\r awai\u{fffd}t import('x')";
+        match p(code) {
+            Err(ScriptRejected::Syntax { .. }) => {}
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

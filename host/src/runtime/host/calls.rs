@@ -240,13 +240,15 @@ impl HostState {
     /// Live: wait for the next due timer or finished call (or a stop).
     async fn wait_completion(&mut self) -> Option<types::Completion> {
         loop {
+            // The budget first: a script that spent it gets no more timer
+            // callbacks or results to run.
+            if self.poll_budget().is_some() || !self.watch.is_active() {
+                return Some(types::Completion::Interrupted);
+            }
             let now = Instant::now();
             if let Some(id) = self.timers.pop_due(now) {
                 self.taped(|tape, host| tape.timer_fired(id, host));
                 return Some(types::Completion::Timer(id));
-            }
-            if self.poll_budget().is_some() || !self.watch.is_active() {
-                return Some(types::Completion::Interrupted);
             }
             if let Some(done) = self.calls.ready.pop_front() {
                 if let Some(c) = self.accept(done) {
