@@ -92,7 +92,9 @@ pub(crate) struct Managed {
     rt: *mut qjs::JSRuntime,
     names: Vec<String>,
     atoms: Vec<qjs::JSAtom>,
-    values: Vec<Persistent<Value<'static>>>,
+    /// The values, each holding a reference of its own (released on drop):
+    /// raw, so the check compares bits with no handle to restore per global.
+    values: Vec<qjs::JSValue>,
     /// `o`, the per-eval object's global.
     o_atom: qjs::JSAtom,
     /// `then`, which the realm's Object.prototype must not have.
@@ -128,7 +130,9 @@ impl Managed {
             let atom = new_atom(ctx, &name)?;
             m.names.push(name);
             m.atoms.push(atom);
-            m.values.push(Persistent::save(ctx, value));
+            // SAFETY: `raw` is this live context; the reference is owned by
+            // `m` and released in its `Drop`.
+            m.values.push(unsafe { qjs::JS_DupValue(raw, value.as_raw()) });
         }
         Ok(m)
     }
@@ -143,8 +147,7 @@ impl Managed {
         let global = ctx.globals();
         let raw = ctx.as_raw().as_ptr();
         let mut bad = Vec::new();
-        for ((name, &atom), value) in self.names.iter().zip(&self.atoms).zip(&self.values) {
-            let value = value.clone().restore(ctx)?;
+        for ((name, &atom), &value) in self.names.iter().zip(&self.atoms).zip(&self.values) {
             let mut desc = std::mem::MaybeUninit::<qjs::JSPropertyDescriptor>::uninit();
             // SAFETY: `raw` is this context, the global object and the atom
             // are alive; `desc` is written when the property exists (1).
@@ -153,21 +156,27 @@ impl Managed {
                 1 => {
                     // SAFETY: `JS_GetOwnProperty` filled it; its values are owned here.
                     let d = unsafe { desc.assume_init() };
+                    // The same bits are the same value (an object, the usual
+                    // case, is its pointer); other bits may still be a strictly
+                    // equal value (a string with the same text elsewhere).
                     let intact = (d.flags as u32 & FLAGS) == WANT
                         // SAFETY: both values are alive.
-                        && unsafe { qjs::JS_IsStrictEqual(raw, d.value, value.as_raw()) };
-                    // SAFETY: releases the references the descriptor holds.
+                        && (d.value == value || unsafe { qjs::JS_IsStrictEqual(raw, d.value, value) });
+                    // SAFETY: releases the references the descriptor holds
+                    // (a data property's getter and setter are `undefined`,
+                    // which holds none).
                     unsafe {
-                        qjs::JS_FreeValue(raw, d.value);
-                        qjs::JS_FreeValue(raw, d.getter);
-                        qjs::JS_FreeValue(raw, d.setter);
+                        release(raw, d.value);
+                        release(raw, d.getter);
+                        release(raw, d.setter);
                     }
                     intact
                 }
                 0 => false,
                 _ => return Err(rquickjs::Error::Exception),
             };
-            if !intact && !define(ctx, &global, atom, value)? {
+            // SAFETY: a new reference to the value `self` holds.
+            if !intact && !define(ctx, &global, atom, unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, value)) })? {
                 bad.push(name.clone());
             }
         }
@@ -188,12 +197,31 @@ impl Managed {
 
 impl Drop for Managed {
     fn drop(&mut self) {
+        for &value in &self.values {
+            // SAFETY: the reference `new` took, released once; the runtime
+            // outlives this value.
+            unsafe { qjs::JS_FreeValueRT(self.rt, value) };
+        }
         for &atom in self.atoms.iter().chain([&self.o_atom, &self.then_atom]) {
             if atom != qjs::JS_ATOM_NULL {
                 // SAFETY: each atom was created by `new_atom` in this
                 // runtime, which outlives this value, and is released once.
                 unsafe { qjs::JS_FreeAtomRT(self.rt, atom) };
             }
+        }
+    }
+}
+
+/// Release `v`'s reference, if it holds one (no call for `undefined` and
+/// the other values without a count).
+///
+/// # Safety
+/// `raw` is a live context and `v` a value owned by the caller.
+unsafe fn release(raw: *mut qjs::JSContext, v: qjs::JSValue) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if qjs::JS_VALUE_HAS_REF_COUNT(v) {
+            qjs::JS_FreeValue(raw, v);
         }
     }
 }
