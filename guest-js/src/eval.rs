@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
 use rquickjs::promise::PromiseState;
-use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
+use rquickjs::{qjs, CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
 
 use crate::heap::{self, heap_exhausted, HeapLimit};
 use crate::managed::{self, Managed};
@@ -82,10 +82,24 @@ pub(crate) fn note_armed() {
 }
 
 /// An inner call the script awaits: its tool and how to settle its promise.
+/// Raw values, each holding a reference of its own (released on drop): the
+/// call's hot path creates and uses them with no handles to restore.
 struct PendingCall {
-    tool: String,
-    resolve: Persistent<Function<'static>>,
-    reject: Persistent<Function<'static>>,
+    rt: *mut qjs::JSRuntime,
+    /// The tool's name, a JavaScript string (for a failed call's error).
+    tool: qjs::JSValue,
+    resolve: qjs::JSValue,
+    reject: qjs::JSValue,
+}
+
+impl Drop for PendingCall {
+    fn drop(&mut self) {
+        for v in [self.tool, self.resolve, self.reject] {
+            // SAFETY: each reference is owned by this value and released
+            // once; calls are pending only while their runtime is alive.
+            unsafe { qjs::JS_FreeValueRT(self.rt, v) };
+        }
+    }
 }
 
 thread_local! {
@@ -98,18 +112,34 @@ thread_local! {
 /// Inner call `id` of `tool` started: the promise the script gets, settled
 /// when its completion arrives (a promise that cannot be made abandons the
 /// call).
-pub(crate) fn pending_call<'js>(ctx: &Ctx<'js>, id: u32, tool: String) -> rquickjs::Result<Promise<'js>> {
+pub(crate) fn pending_call<'js>(
+    ctx: &Ctx<'js>,
+    id: u32,
+    tool: &rquickjs::String<'js>,
+) -> rquickjs::Result<Promise<'js>> {
     note_armed();
-    let (promise, resolve, reject) = match ctx.promise() {
-        Ok(p) => p,
-        Err(e) => {
-            calls::cancel_call(id);
-            return Err(e);
-        }
+    let raw = ctx.as_raw().as_ptr();
+    let mut funcs = [qjs::JS_UNDEFINED; 2];
+    // SAFETY: `raw` is this live context; on success the promise and the two
+    // resolving functions are references owned here.
+    let promise = unsafe { qjs::JS_NewPromiseCapability(raw, funcs.as_mut_ptr()) };
+    // SAFETY: inspects the tag of the value just returned.
+    if unsafe { qjs::JS_IsException(promise) } {
+        calls::cancel_call(id);
+        return Err(rquickjs::Error::Exception);
+    }
+    let call = PendingCall {
+        // SAFETY: `raw` is this live context.
+        rt: unsafe { qjs::JS_GetRuntime(raw) },
+        // SAFETY: a new reference to the live tool name.
+        tool: unsafe { qjs::JS_DupValue(raw, tool.as_raw()) },
+        resolve: funcs[0],
+        reject: funcs[1],
     };
-    let call = PendingCall { tool, resolve: Persistent::save(ctx, resolve), reject: Persistent::save(ctx, reject) };
     PENDING.with(|t| t.borrow_mut().insert(id, call));
-    Ok(promise)
+    // SAFETY: takes the promise's reference.
+    let promise = unsafe { Value::from_raw(ctx.clone(), promise) };
+    promise.into_promise().ok_or(rquickjs::Error::Exception)
 }
 
 /// Settle the promise of a finished inner call: fulfilled with its parsed
@@ -117,24 +147,64 @@ pub(crate) fn pending_call<'js>(ctx: &Ctx<'js>, id: u32, tool: String) -> rquick
 /// Completions of calls no longer pending are ignored.
 fn settle_call<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, done: CallDone) {
     let Some(p) = PENDING.with(|t| t.borrow_mut().remove(&done.id)) else { return };
-    let settle = || -> rquickjs::Result<()> {
-        let reject_with = |kind: &str, message: String| -> rquickjs::Result<()> {
-            let error: Value = control.get(Op::ToolError)?.call((p.tool.as_str(), kind, message))?;
-            p.reject.clone().restore(ctx)?.call((error,))
-        };
-        match done.outcome {
-            Ok(json) => match ctx.json_parse(json) {
-                Ok(v) => p.resolve.clone().restore(ctx)?.call((v,)),
-                Err(_) => {
-                    // Whatever the parser threw is replaced by the tool error.
-                    let _ = ctx.catch();
-                    reject_with("invalid-output", format!("the host returned invalid JSON for {}", p.tool))
+    let raw = ctx.as_raw().as_ptr();
+    let (kind, message) = match done.outcome {
+        Ok(json) => match parse_json(raw, json) {
+            Some(mut value) => {
+                // SAFETY: `resolve` and `value` are live references owned
+                // here; the call's result (or exception) is released.
+                unsafe {
+                    let r = qjs::JS_Call(raw, p.resolve, qjs::JS_UNDEFINED, 1, &mut value);
+                    qjs::JS_FreeValue(raw, value);
+                    if qjs::JS_IsException(r) {
+                        let _ = ctx.catch();
+                    } else {
+                        qjs::JS_FreeValue(raw, r);
+                    }
                 }
-            },
-            Err(e) => reject_with(&e.kind, e.message),
-        }
+                return;
+            }
+            None => {
+                // Whatever the parser threw is replaced by the tool error.
+                let _ = ctx.catch();
+                // SAFETY: a new reference to the live tool name.
+                let tool = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, p.tool)) };
+                let name = tool.as_string().and_then(|s| s.to_string().ok()).unwrap_or_default();
+                ("invalid-output".to_string(), format!("the host returned invalid JSON for {name}"))
+            }
+        },
+        Err(e) => (e.kind, e.message),
     };
-    let _ = settle().catch(ctx);
+    let reject = || -> rquickjs::Result<()> {
+        // SAFETY: new references to the live tool name and reject function.
+        let (tool, reject) = unsafe {
+            (
+                Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, p.tool)),
+                Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, p.reject)),
+            )
+        };
+        let error: Value = control.get(Op::ToolError)?.call((tool, kind.as_str(), message))?;
+        Function::from_value(reject)?.call((error,))
+    };
+    let _ = reject().catch(ctx);
+}
+
+/// Parse a call's result, JSON text from the host: the value (a reference
+/// owned by the caller), or `None` with the parser's exception pending (or
+/// none, for text holding a NUL byte, which JSON never does).
+fn parse_json(raw: *mut qjs::JSContext, json: String) -> Option<qjs::JSValue> {
+    let mut text = json.into_bytes();
+    if text.contains(&0) {
+        return None;
+    }
+    let len = text.len();
+    // The parser reads up to a NUL.
+    text.push(0);
+    // SAFETY: `raw` is a live context; `text` is NUL-terminated and outlives
+    // the call.
+    let v = unsafe { qjs::JS_ParseJSON(raw, text.as_ptr().cast(), len as _, c"<input>".as_ptr()) };
+    // SAFETY: inspects the tag of the value just returned.
+    (!unsafe { qjs::JS_IsException(v) }).then_some(v)
 }
 
 /// Whether the host asked to stop (polled; latched until the next eval).

@@ -5,7 +5,7 @@
 //! the prelude does the validation that needs JavaScript semantics.
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
-use rquickjs::{Ctx, Exception, Function, Module, Object, Promise, Value};
+use rquickjs::{qjs, Ctx, Exception, Function, Module, Object, Promise, Value};
 
 use crate::eval::{note_armed, pending_call};
 use crate::wrepl::sandbox::types::ConsoleStream as Stream;
@@ -45,7 +45,6 @@ impl Loader for Sealed {
 /// class natively, where calling a brand-checking getter (`Map.prototype.size`)
 /// would throw, and build a stack trace, for every object that is not one.
 fn brand_of(v: Value<'_>) -> i32 {
-    use rquickjs::qjs;
     if !v.is_object() {
         return 0;
     }
@@ -73,10 +72,15 @@ fn stream_of(n: i32) -> Stream {
 }
 
 /// `startCall(tool, input)`: start an inner call; its promise, or a thrown
-/// `ToolCallError` when the host refuses to start it.
-fn start_call<'js>(ctx: Ctx<'js>, tool: String, input: String) -> rquickjs::Result<Promise<'js>> {
-    match calls::start_call(&tool, &input) {
-        Ok(id) => pending_call(&ctx, id, tool),
+/// `ToolCallError` when the host refuses to start it. The strings go to the
+/// host as QuickJS's own UTF-8 copies, with no Rust copy in between.
+fn start_call<'js>(
+    ctx: Ctx<'js>,
+    tool: rquickjs::String<'js>,
+    input: rquickjs::String<'js>,
+) -> rquickjs::Result<Promise<'js>> {
+    match with_str(&ctx, &tool, |t| with_str(&ctx, &input, |i| calls::start_call(t, i)))?? {
+        Ok(id) => pending_call(&ctx, id, &tool),
         Err(e) => {
             let err = Exception::from_message(ctx.clone(), &e.message)?;
             err.set("name", "ToolCallError")?;
@@ -84,6 +88,26 @@ fn start_call<'js>(ctx: Ctx<'js>, tool: String, input: String) -> rquickjs::Resu
             Err(ctx.throw(err.into_value()))
         }
     }
+}
+
+/// `f` of the UTF-8 text of `s`, borrowed from QuickJS for the call (a string
+/// that is not valid UTF-8, one with a lone surrogate, is an error, as in
+/// rquickjs's own conversion).
+fn with_str<'js, T>(ctx: &Ctx<'js>, s: &rquickjs::String<'js>, f: impl FnOnce(&str) -> T) -> rquickjs::Result<T> {
+    let raw = ctx.as_raw().as_ptr();
+    let mut len = 0;
+    // SAFETY: `raw` is this live context and `s` a live string; the text is
+    // released below, after its last use.
+    let ptr = unsafe { qjs::JS_ToCStringLen(raw, &mut len, s.as_raw()) };
+    if ptr.is_null() {
+        return Err(rquickjs::Error::Exception);
+    }
+    // SAFETY: QuickJS wrote `len` bytes at `ptr`, alive until freed.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
+    let result = std::str::from_utf8(bytes).map(f);
+    // SAFETY: released once, after the last use of `bytes`.
+    unsafe { qjs::JS_FreeCString(raw, ptr) };
+    Ok(result?)
 }
 
 /// The native bridge object handed to the prelude (its `native` parameter).

@@ -487,7 +487,7 @@ fn transform_in_goal(code: &str) -> Result<String, ScriptRejected> {
 /// the text the parser saw), as a refusal at its place in `code`.
 fn first_error(code: &str, parsed: &oxc_parser::ParserReturn<'_>, shift: u32) -> Result<(), ScriptRejected> {
     if let Some(d) = parsed.diagnostics.first() {
-        let offset = d.labels.first().map(|l| l.offset() as u32).unwrap_or(0).saturating_sub(shift);
+        let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0).saturating_sub(shift);
         let (line, column) = line_col(code, offset);
         return Err(ScriptRejected::Syntax { message: d.message.to_string(), line, column });
     }
