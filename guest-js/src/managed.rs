@@ -175,9 +175,12 @@ impl Managed {
                 0 => false,
                 _ => return Err(rquickjs::Error::Exception),
             };
-            // SAFETY: a new reference to the value `self` holds.
-            if !intact && !define(ctx, &global, atom, unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, value)) })? {
-                bad.push(name.clone());
+            if !intact {
+                // SAFETY: a new reference to the value `self` holds.
+                let value = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, value)) };
+                if !define(ctx, &global, atom, value)? {
+                    bad.push(name.clone());
+                }
             }
         }
         let o = Object::new(ctx.clone())?;
