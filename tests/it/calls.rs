@@ -20,6 +20,29 @@ async fn host_call_round_trip_copies_json() {
     assert_eq!(ok(&res), json!(1));
 }
 
+/// The records of one evaluation's calls are bounded in the host's memory:
+/// past the ceiling, calls still run and return, and the result counts the
+/// ones its transcript lacks.
+#[tokio::test(flavor = "multi_thread")]
+async fn records_past_the_ceiling_are_counted_in_a_warning() {
+    let tools = test_tools();
+    let mut r = TestSandbox::new().tools(tools.clone(), TEST_TOOLS).build().await;
+    let res = ev(&mut r, "let s = 0; for (let i = 0; i < 25000; i++) s += (await t({i})).i; s").await;
+    assert_eq!(ok(&res), json!(312487500));
+    assert_eq!(tools.log.lock().unwrap().len(), 25000);
+    let kept = res.calls.len();
+    assert!(kept > 10_000 && kept < 25_000, "{kept} records");
+    // The first calls keep their records, in order.
+    assert_eq!(res.calls[0].input, json!({"i": 0}));
+    assert_eq!(res.calls[kept - 1].input, json!({"i": kept - 1}));
+    let note = format!("{} inner calls are not in this result's transcript", 25000 - kept);
+    assert!(res.stderr.contains(&note), "{}", res.stderr);
+    // The next evaluation starts with an empty budget.
+    let res = ev(&mut r, "(await t({i: 7})).i").await;
+    assert_eq!(res.calls.len(), 1);
+    assert!(!res.stderr.contains("transcript"), "{}", res.stderr);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn parallel_calls_run_concurrently() {
     let mut r = TestSandbox::new().tools(test_tools(), TEST_TOOLS).build().await;

@@ -18,7 +18,7 @@ use super::permissions::{Decision, PermissionRequest, PermissionRules, RuleKinds
 use super::settings::{Settings, SettingsError};
 
 pub use super::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
-use super::records::{bounded_record, failure_record};
+use super::records::failure_record;
 pub use super::records::{CallRecord, EvalCalls, MAX_IMAGES, MAX_PDFS};
 use super::stages::{decide, run_with_watchdog, tool_failure, validate};
 pub use super::stages::{watchdog_for, HARD_LIMIT};
@@ -266,7 +266,11 @@ impl Dispatcher {
     pub(crate) fn finish_eval(&self) -> EvalCalls {
         let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         s.cancel.cancel();
-        std::mem::take(&mut s.calls)
+        let mut calls = std::mem::take(&mut s.calls);
+        if let Some(w) = calls.omitted_warning() {
+            calls.warnings.push(w);
+        }
+        calls
     }
 
     pub(super) fn emit(&self, id: &str, tool: &str, phase: Phase, message: Option<String>, started: Instant) {
@@ -326,16 +330,16 @@ impl Dispatcher {
                 if let Some(dir) = out.cwd {
                     scope.cwd = dir;
                 }
-                let (output, output_bytes, text) = bounded_record(scope.calls.record_bytes, &json, out.value, out.text);
-                let record = CallRecord { id, tool: tool_name, input, ok: true, output, text, duration_ms };
-                scope.calls.push_record(record, output_bytes);
+                let record =
+                    CallRecord { id, tool: tool_name, input, ok: true, output: out.value, text: out.text, duration_ms };
+                scope.calls.push_record(record, &json);
                 Ok(json)
             }
             Err(f) => {
                 self.emit(&id, &tool_name, Phase::Error, Some(f.message.clone()), started);
                 let record = failure_record(id, tool_name, input, &f, duration_ms);
-                let output_bytes = record.output.to_string().len();
-                scope.calls.push_record(record, output_bytes);
+                let output_json = record.output.to_string();
+                scope.calls.push_record(record, &output_json);
                 Err(f)
             }
         }

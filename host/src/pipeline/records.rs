@@ -35,27 +35,70 @@ pub struct CallRecord {
 /// What an evaluation's inner calls left behind.
 #[derive(Debug, Clone, Default)]
 pub struct EvalCalls {
-    /// Completed and refused calls, in completion order.
+    /// Completed and refused calls, in completion order (at most what
+    /// [`MAX_RECORDS_MEMORY`] holds; see `omitted`).
     pub records: Vec<CallRecord>,
     /// Images and PDFs returned by tools (capped: 8 images, 4 PDFs).
     pub media: Vec<Media>,
-    /// Warnings for the evaluation's stderr (hook problems, dropped media).
+    /// Warnings for the evaluation's stderr (hook problems, dropped media,
+    /// omitted records).
     pub warnings: Vec<String>,
-    /// Bytes of output and text held by `records` so far.
+    /// Bytes of output, text and input held verbatim by `records` so far.
     pub(super) record_bytes: usize,
+    /// Host memory `records` is counted for so far (see [`RECORD_OVERHEAD_BYTES`]).
+    pub(super) held: usize,
+    /// Calls that finished after `records` reached [`MAX_RECORDS_MEMORY`]:
+    /// the script received their results, and the transcript only counts them.
+    pub omitted: usize,
 }
 
 impl EvalCalls {
-    pub(super) fn push_record(&mut self, record: CallRecord, output_bytes: usize) {
-        self.record_bytes += output_bytes + record.text.len();
-        self.records.push(record);
+    /// Keep the record of a finished call within the evaluation's budgets:
+    /// its output, text and input verbatim while they fit, previews when they
+    /// do not, and no record at all once the records hold
+    /// [`MAX_RECORDS_MEMORY`] (then the call is only counted). `output_json`
+    /// is the JSON text of `record.output`. A script can make a great many
+    /// calls with large inputs within its budget; what the host keeps of
+    /// them stays bounded.
+    pub(super) fn push_record(&mut self, record: CallRecord, output_json: &str) {
+        if self.held >= MAX_RECORDS_MEMORY {
+            self.omitted += 1;
+            return;
+        }
+        let CallRecord { id, tool, input, ok, output, text, duration_ms } = record;
+        let (output, output_bytes, text) = bounded_record(self.record_bytes, output_json, output, text);
+        self.record_bytes += output_bytes + text.len();
+        let (input, input_bytes) = bounded_input(self.record_bytes, input);
+        self.record_bytes += input_bytes;
+        self.held += RECORD_OVERHEAD_BYTES + id.len() + tool.len() + output_bytes + text.len() + input_bytes;
+        self.records.push(CallRecord { id, tool, input, ok, output, text, duration_ms });
+    }
+
+    /// The warning for the calls that got no record, if any.
+    pub(super) fn omitted_warning(&self) -> Option<String> {
+        (self.omitted > 0).then(|| {
+            format!(
+                "{} inner calls are not in this result's transcript: the records of one evaluation hold at most {} MiB (the script received every result)",
+                self.omitted,
+                MAX_RECORDS_MEMORY >> 20
+            )
+        })
     }
 }
 
-/// Largest output kept verbatim in one call record.
+/// Largest output (or input) kept verbatim in one call record.
 pub const MAX_RECORD_BYTES: usize = 64 << 10;
-/// Total output bytes kept verbatim in the records of one evaluation.
+/// Total output, text and input bytes kept verbatim in the records of one
+/// evaluation; past it, records keep an empty preview.
 pub const MAX_RECORDS_BYTES: usize = 8 << 20;
+/// Host memory the records of one evaluation may hold, counting each record
+/// as [`RECORD_OVERHEAD_BYTES`] plus what it keeps; calls that finish past
+/// it get no record.
+pub const MAX_RECORDS_MEMORY: usize = 32 << 20;
+/// What a record costs the host besides the bytes it keeps: the record
+/// itself and the nodes of its two JSON values (a `serde_json` object is a
+/// B-tree node of about 600 bytes, however few its keys).
+pub const RECORD_OVERHEAD_BYTES: usize = 1536;
 
 /// Keep a record's output within the per-record and per-evaluation caps (the
 /// script still received the full value). `used` is what earlier records of
@@ -65,14 +108,125 @@ pub(super) fn bounded_record(used: usize, json: &str, value: Value, text: String
     if fits && text.len() <= MAX_RECORD_BYTES {
         return (value, json.len(), text);
     }
-    let cut = |s: &str, n: usize| crate::text::prefix(s, n).to_string();
-    let preview = if used < MAX_RECORDS_BYTES { 4096 } else { 0 };
-    let output = json!({"truncated": true, "bytes": json.len(), "preview": cut(json, preview)});
+    let preview = preview_bytes(used);
+    let output = truncated(json, preview);
     let output_bytes = output.to_string().len();
-    (output, output_bytes, format!("{}…[record truncated: {} bytes]", cut(&text, preview), text.len()))
+    (output, output_bytes, format!("{}…[record truncated: {} bytes]", crate::text::prefix(&text, preview), text.len()))
+}
+
+/// Keep a call's input within the same caps as its output: verbatim when
+/// its JSON fits, else a preview of it. Returns the input to keep and its
+/// JSON size. The size is counted without writing the text out; only an
+/// input that does not fit is serialised, for its preview.
+fn bounded_input(used: usize, input: Value) -> (Value, usize) {
+    let bytes = json_len(&input);
+    if bytes <= MAX_RECORD_BYTES && used + bytes <= MAX_RECORDS_BYTES {
+        return (input, bytes);
+    }
+    let kept = truncated(&input.to_string(), preview_bytes(used));
+    let kept_bytes = json_len(&kept);
+    (kept, kept_bytes)
+}
+
+/// How much of a value that does not fit a record is kept as its preview:
+/// 4 KiB while the evaluation's verbatim budget lasts, nothing after.
+fn preview_bytes(used: usize) -> usize {
+    if used < MAX_RECORDS_BYTES {
+        4096
+    } else {
+        0
+    }
+}
+
+/// What a record keeps of a value too large for it.
+fn truncated(json: &str, preview: usize) -> Value {
+    json!({"truncated": true, "bytes": json.len(), "preview": crate::text::prefix(json, preview)})
+}
+
+/// The length of `v`'s JSON text (as `to_string` writes it), counted
+/// without building it.
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    // Writing a `Value` cannot fail, and `Count` never does.
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
 }
 
 pub(super) fn failure_record(id: String, tool: String, input: Value, f: &CallFailure, duration_ms: f64) -> CallRecord {
     let output = json!({"kind": f.kind.as_str(), "message": f.message});
     CallRecord { id, tool, input, ok: false, output, text: f.message.clone(), duration_ms }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(input: Value) -> CallRecord {
+        CallRecord {
+            id: "toolu_0123456789abcdefghijklmn".into(),
+            tool: "t".into(),
+            input,
+            ok: true,
+            output: json!({"i": 1}),
+            text: "{\"i\":1}".into(),
+            duration_ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn an_input_too_large_for_a_record_keeps_a_preview() {
+        let mut calls = EvalCalls::default();
+        calls.push_record(record(json!({"content": "x".repeat(100_000)})), r#"{"i":1}"#);
+        calls.push_record(record(json!({"content": "small"})), r#"{"i":1}"#);
+        let kept = &calls.records[0].input;
+        assert_eq!(kept["truncated"], json!(true));
+        assert_eq!(kept["bytes"], json!(100_014));
+        assert_eq!(kept["preview"].as_str().unwrap().len(), 4096);
+        assert_eq!(calls.records[1].input, json!({"content": "small"}));
+        assert_eq!(json_len(&calls.records[1].input), r#"{"content":"small"}"#.len());
+    }
+
+    #[test]
+    fn past_the_verbatim_budget_inputs_keep_no_preview() {
+        let mut calls = EvalCalls::default();
+        let input = json!({"content": "x".repeat(60_000)});
+        // Each fits a record, until the evaluation's verbatim budget is spent
+        // (then 4 KiB previews, until those spend it too).
+        for _ in 0..(MAX_RECORDS_BYTES / 60_000 + 40) {
+            calls.push_record(record(input.clone()), r#"{"i":1}"#);
+        }
+        assert!(calls.records[0].input == input);
+        let last = &calls.records.last().unwrap().input;
+        assert_eq!(last["truncated"], json!(true));
+        assert!(last["preview"] == json!(""), "{}", json_len(last));
+        assert!(calls.record_bytes <= MAX_RECORDS_BYTES + 16_384, "{}", calls.record_bytes);
+    }
+
+    #[test]
+    fn past_the_memory_ceiling_calls_are_counted_not_kept() {
+        let mut calls = EvalCalls::default();
+        let made = 100_000;
+        for i in 0..made {
+            calls.push_record(record(json!({"i": i})), r#"{"i":1}"#);
+        }
+        let kept = calls.records.len();
+        assert!(kept > 10_000 && kept < 30_000, "{kept} records kept");
+        assert_eq!(kept + calls.omitted, made);
+        assert!(calls.held < MAX_RECORDS_MEMORY + 4 * RECORD_OVERHEAD_BYTES);
+        // The first calls keep their records; the transcript says how many it lacks.
+        assert_eq!(calls.records[0].input, json!({"i": 0}));
+        let w = calls.omitted_warning().unwrap();
+        assert!(w.starts_with(&format!("{} inner calls are not in", made - kept)), "{w}");
+        assert!(EvalCalls::default().omitted_warning().is_none());
+    }
 }
