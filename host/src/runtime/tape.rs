@@ -116,6 +116,9 @@ pub enum RecordError {
     /// The per-evaluation event limit was reached.
     #[error("the replay log limit of {0} events for this evaluation was reached")]
     LimitReached(usize),
+    /// The per-evaluation byte limit was reached.
+    #[error("the replay log limit of {} MiB for this evaluation was reached", .0 >> 20)]
+    BytesLimitReached(usize),
 }
 
 /// Receives boundary events of live evaluations.
@@ -268,6 +271,21 @@ impl Cursor {
 /// Most boundary events recorded per evaluation (bounds the log's growth).
 pub const MAX_RECORDED_EVENTS: usize = 1_000_000;
 
+/// Most bytes of call inputs, results and messages recorded per evaluation:
+/// a script cannot fill the store's disk with large inputs (each call's is
+/// written before it runs, up to 64 MiB) or results.
+pub const MAX_RECORDED_BYTES: usize = 1 << 30;
+
+/// The bytes of text `event` adds to the log (what [`MAX_RECORDED_BYTES`] counts).
+fn event_bytes(event: &Event) -> usize {
+    match event {
+        Event::Call { tool, input, schema } => tool.len() + input.len() + schema.len(),
+        Event::Done { payload, error_kind, .. } => payload.len() + error_kind.len(),
+        Event::Refused { error_kind, message, .. } => error_kind.len() + message.len(),
+        _ => 0,
+    }
+}
+
 /// What a [`Deck`] may ask of the host it serves: stopping the evaluation,
 /// a console note, the live clock and randomness, and (for replay) the
 /// in-flight calls and armed timers.
@@ -371,11 +389,11 @@ pub(crate) trait Deck: Send {
 pub(crate) fn load(tape: Tape) -> Box<dyn Deck> {
     match tape {
         Tape::Off => Box::new(Off::default()),
-        Tape::Record(recorder) => Box::new(Recording { recorder, calls: 0, recorded: 0 }),
+        Tape::Record(recorder) => Box::new(Recording::new(recorder)),
         Tape::Replay(events) => Box::new(Replaying { cursor: Cursor::new(events) }),
         Tape::Continue(c) => Box::new(Continuing {
             cursor: Cursor::new(c.prefix),
-            rec: Recording { recorder: c.recorder, calls: 0, recorded: 0 },
+            rec: Recording::new(c.recorder),
             live: c.live_calls.into_iter().collect(),
             replayed: Default::default(),
         }),
@@ -407,21 +425,38 @@ struct Recording {
     calls: u32,
     /// Events recorded in this evaluation.
     recorded: usize,
+    /// Bytes of text recorded in this evaluation (see [`event_bytes`]).
+    bytes: usize,
 }
 
 impl Recording {
-    /// Record `event`; past the per-evaluation limit, stop the evaluation
-    /// (once, with a note) and record nothing.
+    fn new(recorder: Arc<dyn Recorder>) -> Self {
+        Self { recorder, calls: 0, recorded: 0, bytes: 0 }
+    }
+
+    /// Record `event`; past a per-evaluation limit (events or bytes), stop
+    /// the evaluation (once, with a note) and record nothing.
     fn record(&mut self, event: Event, durable: bool, host: &mut dyn TapeHost) -> Result<(), RecordError> {
         self.recorded += 1;
-        if self.recorded > MAX_RECORDED_EVENTS {
+        let limit = if self.recorded > MAX_RECORDED_EVENTS {
+            Some((RecordError::LimitReached(MAX_RECORDED_EVENTS), format!("{MAX_RECORDED_EVENTS} events")))
+        } else {
+            let bytes = self.bytes.saturating_add(event_bytes(&event));
+            if bytes > MAX_RECORDED_BYTES {
+                Some((RecordError::BytesLimitReached(MAX_RECORDED_BYTES), format!("{} MiB", MAX_RECORDED_BYTES >> 20)))
+            } else {
+                self.bytes = bytes;
+                None
+            }
+        };
+        if let Some((error, what)) = limit {
             if !host.stopping() {
                 host.note(&format!(
-                    "[wrepl] the replay log limit of {MAX_RECORDED_EVENTS} events per evaluation was reached; the evaluation was stopped\n"
+                    "[wrepl] the replay log limit of {what} per evaluation was reached; the evaluation was stopped\n"
                 ));
                 host.stop(StopReason::Cancelled);
             }
-            return Err(RecordError::LimitReached(MAX_RECORDED_EVENTS));
+            return Err(error);
         }
         self.recorder.record(event, durable)
     }
@@ -863,7 +898,7 @@ mod tests {
     #[test]
     fn the_event_limit_stops_the_evaluation_once_with_a_note() {
         let log = Arc::new(Log::default());
-        let mut deck = Recording { recorder: log.clone(), calls: 0, recorded: MAX_RECORDED_EVENTS - 1 };
+        let mut deck = Recording { recorded: MAX_RECORDED_EVENTS - 1, ..Recording::new(log.clone()) };
         let mut host = FakeHost::default();
         assert_eq!(deck.now(&mut host), 7.0);
         assert!(host.stop.is_none());
@@ -874,6 +909,27 @@ mod tests {
         assert_eq!(log.events.lock().unwrap().len(), 1);
         let Start::Refused(e) = deck.call_starts("t", "{}", &String::new, &mut host) else { panic!("ran") };
         assert_eq!(e.kind, "log-failure");
+    }
+
+    #[test]
+    fn the_byte_limit_stops_the_evaluation_before_the_input_is_written() {
+        let log = Arc::new(Log::default());
+        let mut deck = Recording { bytes: MAX_RECORDED_BYTES - 100, ..Recording::new(log.clone()) };
+        let mut host = FakeHost::default();
+        // A call whose input fits is written, and runs.
+        let input = "x".repeat(80);
+        assert!(matches!(deck.call_starts("t", &input, &String::new, &mut host), Start::Run { index: 0 }));
+        assert!(host.stop.is_none());
+        // One that does not is refused before anything is written.
+        let Start::Refused(e) = deck.call_starts("t", &input, &String::new, &mut host) else { panic!("ran") };
+        assert_eq!(e.kind, "log-failure");
+        assert!(e.message.contains("1024 MiB"), "{}", e.message);
+        assert_eq!(host.stop, Some(StopReason::Cancelled));
+        assert_eq!(host.notes.matches("replay log limit of 1024 MiB").count(), 1);
+        assert_eq!(log.events.lock().unwrap().len(), 1);
+        // Events with no text (the clock) are still written while it stops.
+        assert_eq!(deck.now(&mut host), 7.0);
+        assert_eq!(log.events.lock().unwrap().len(), 2);
     }
 
     #[test]
