@@ -152,11 +152,17 @@ pub struct SessionRecorder {
     /// The lease appends are fenced with; `None` while given back
     /// ([`SessionRecorder::release`]): then nothing can be written.
     lease: Mutex<Option<Lease>>,
-    state: Mutex<(u64, Vec<(u64, Event)>)>,
+    /// The current block, the events not yet written, and their bytes of
+    /// text (as the tape's per-evaluation limit counts them).
+    state: Mutex<Buffered>,
     /// Set once an append found the lease taken over: nothing more is
     /// buffered or written (every later record fails at once).
     lost: std::sync::atomic::AtomicBool,
 }
+
+/// A recorder's block, its unwritten events (each with its block) and their
+/// bytes of text.
+type Buffered = (u64, Vec<(u64, Event)>, usize);
 
 impl std::fmt::Debug for SessionRecorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -172,7 +178,7 @@ impl SessionRecorder {
             store,
             session: session.into(),
             lease: Mutex::new(Some(lease)),
-            state: Mutex::new((0, Vec::new())),
+            state: Mutex::new((0, Vec::new(), 0)),
             lost: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -184,6 +190,7 @@ impl SessionRecorder {
         let lease = self.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(lease) = lease else {
             st.1.clear();
+            st.2 = 0;
             return Ok(self.store.head(&self.session)?.map(|h| h.hash));
         };
         // The buffered events and the lease in one step (one round trip
@@ -192,6 +199,7 @@ impl SessionRecorder {
         // flush: the context is dropped and rebuilt from the log.
         let owner = lease.disarm();
         let events = std::mem::take(&mut st.1);
+        st.2 = 0;
         match self.store.append_and_release(&self.session, &owner, &events) {
             Ok(head) => Ok(head.map(|h| h.hash)),
             Err(e) => {
@@ -223,6 +231,7 @@ impl SessionRecorder {
         let owner = self.lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|l| l.owner_id().to_string());
         let Some(owner) = owner else {
             st.1.clear();
+            st.2 = 0;
             let e = StoreError::LeaseLost { session: self.session.clone(), by: "nobody (it was given back)".into() };
             return Err(RecordError::Storage(Box::new(e)));
         };
@@ -231,11 +240,13 @@ impl SessionRecorder {
             Err(e @ StoreError::LeaseLost { .. }) => {
                 self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
                 st.1.clear();
+                st.2 = 0;
                 return Err(RecordError::Storage(Box::new(e)));
             }
             Err(e) => return Err(RecordError::Storage(Box::new(e))),
         }
         st.1.clear();
+        st.2 = 0;
         Ok(())
     }
 }
@@ -243,6 +254,9 @@ impl SessionRecorder {
 /// Buffered events are written once this many accumulate, so a clock or
 /// random loop cannot grow host memory without bound.
 const FLUSH_EVERY: usize = 4096;
+/// Buffered events are also written once their text (call results and
+/// messages) reaches this many bytes, so large results are not held back.
+const FLUSH_BYTES: usize = 8 << 20;
 
 impl Recorder for SessionRecorder {
     fn record(&self, event: Event, durable: bool) -> Result<(), RecordError> {
@@ -250,22 +264,59 @@ impl Recorder for SessionRecorder {
             let e = StoreError::LeaseLost { session: self.session.clone(), by: "another writer".into() };
             return Err(RecordError::Storage(Box::new(e)));
         }
-        let pending = {
+        let bytes = event.text_bytes();
+        let (pending, pending_bytes) = {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let block = st.0;
             st.1.push((block, event));
-            st.1.len()
+            st.2 += bytes;
+            (st.1.len(), st.2)
         };
-        if durable || pending >= FLUSH_EVERY {
+        if durable || pending >= FLUSH_EVERY || pending_bytes >= FLUSH_BYTES {
             let r = self.flush();
             if r.is_err() && durable {
                 // The intent was not written, so its call will not run: it
                 // must not reach the log later either.
-                self.state.lock().unwrap_or_else(|p| p.into_inner()).1.pop();
+                let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                if st.1.pop().is_some() {
+                    st.2 = st.2.saturating_sub(bytes);
+                }
             }
             r
         } else {
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::sqlite::SqliteStore;
+
+    fn done(payload_bytes: usize) -> Event {
+        Event::Done { call: 0, ok: true, payload: "x".repeat(payload_bytes), error_kind: String::new() }
+    }
+
+    #[test]
+    fn large_results_are_written_without_waiting_for_the_event_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn LogStore> = Arc::new(SqliteStore::open(&dir.path().join("log.sqlite3")).unwrap());
+        let (lease, _) = Lease::acquire(store.clone(), "s", None).unwrap();
+        let rec = SessionRecorder::leased(store.clone(), "s", lease);
+        // Small events wait in the buffer (up to FLUSH_EVERY of them)...
+        rec.record(done(10), false).unwrap();
+        assert!(store.load("s").unwrap().is_empty());
+        // ...large ones are written once the buffer holds FLUSH_BYTES of text.
+        rec.record(done(FLUSH_BYTES / 2), false).unwrap();
+        assert!(store.load("s").unwrap().is_empty());
+        rec.record(done(FLUSH_BYTES / 2), false).unwrap();
+        assert_eq!(store.load("s").unwrap().len(), 3);
+        assert_eq!(rec.state.lock().unwrap().2, 0);
+        // The count starts again from nothing.
+        rec.record(done(FLUSH_BYTES - 1), false).unwrap();
+        assert_eq!(store.load("s").unwrap().len(), 3);
+        rec.flush().unwrap();
+        assert_eq!(store.load("s").unwrap().len(), 4);
     }
 }

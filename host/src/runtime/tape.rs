@@ -276,13 +276,17 @@ pub const MAX_RECORDED_EVENTS: usize = 1_000_000;
 /// written before it runs, up to 64 MiB) or results.
 pub const MAX_RECORDED_BYTES: usize = 1 << 30;
 
-/// The bytes of text `event` adds to the log (what [`MAX_RECORDED_BYTES`] counts).
-fn event_bytes(event: &Event) -> usize {
-    match event {
-        Event::Call { tool, input, schema } => tool.len() + input.len() + schema.len(),
-        Event::Done { payload, error_kind, .. } => payload.len() + error_kind.len(),
-        Event::Refused { error_kind, message, .. } => error_kind.len() + message.len(),
-        _ => 0,
+impl Event {
+    /// The bytes of text this event adds to the log: a call's tool, input
+    /// and schema fingerprint, a result's payload, an error's message (what
+    /// [`MAX_RECORDED_BYTES`] counts).
+    pub fn text_bytes(&self) -> usize {
+        match self {
+            Event::Call { tool, input, schema } => tool.len() + input.len() + schema.len(),
+            Event::Done { payload, error_kind, .. } => payload.len() + error_kind.len(),
+            Event::Refused { error_kind, message, .. } => error_kind.len() + message.len(),
+            _ => 0,
+        }
     }
 }
 
@@ -425,7 +429,7 @@ struct Recording {
     calls: u32,
     /// Events recorded in this evaluation.
     recorded: usize,
-    /// Bytes of text recorded in this evaluation (see [`event_bytes`]).
+    /// Bytes of text recorded in this evaluation (see [`Event::text_bytes`]).
     bytes: usize,
 }
 
@@ -441,7 +445,7 @@ impl Recording {
         let limit = if self.recorded > MAX_RECORDED_EVENTS {
             Some((RecordError::LimitReached(MAX_RECORDED_EVENTS), format!("{MAX_RECORDED_EVENTS} events")))
         } else {
-            let bytes = self.bytes.saturating_add(event_bytes(&event));
+            let bytes = self.bytes.saturating_add(event.text_bytes());
             if bytes > MAX_RECORDED_BYTES {
                 Some((RecordError::BytesLimitReached(MAX_RECORDED_BYTES), format!("{} MiB", MAX_RECORDED_BYTES >> 20)))
             } else {
