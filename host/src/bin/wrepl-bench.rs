@@ -441,12 +441,24 @@ fn main() {
         // `WREPL_BENCH_POOL_SLOTS=n`: a smaller instance pool, for running
         // under valgrind (which cannot reserve the default pool's address
         // space; see bench/instructions.sh).
-        let opts = match std::env::var("WREPL_BENCH_POOL_SLOTS").map(|v| v.parse::<u32>()) {
+        let mut opts = match std::env::var("WREPL_BENCH_POOL_SLOTS").map(|v| v.parse::<u32>()) {
             Ok(Ok(n)) => EngineOptions { pool_slots: n, ..EngineOptions::default() },
             Ok(Err(e)) => return Err(format!("WREPL_BENCH_POOL_SLOTS: {e}")),
             Err(_) => EngineOptions::default(),
         };
-        let engine = Arc::new(SandboxEngine::new(opts).map_err(|e| format!("engine: {e}"))?);
+        // `WREPL_BENCH_PERFMAP=1`: name the guest's functions for `perf`.
+        opts.perf_map = std::env::var_os("WREPL_BENCH_PERFMAP").is_some();
+        // `WREPL_BENCH_GUEST=<component.wasm>`: another build of the guest
+        // (a compile flag or optimiser measured against the committed one),
+        // compiled at start (through the cache) instead of the embedded one.
+        let engine = match std::env::var_os("WREPL_BENCH_GUEST") {
+            Some(path) => {
+                let bytes = std::fs::read(&path).map_err(|e| format!("WREPL_BENCH_GUEST {path:?}: {e}"))?;
+                SandboxEngine::with_component(opts, &bytes)
+            }
+            None => SandboxEngine::new(opts),
+        };
+        let engine = Arc::new(engine.map_err(|e| format!("engine: {e}"))?);
         let builder = builder(&engine, "{}")?;
         Ok::<_, String>(Bench { engine, builder, js_memory_limit: None })
     });

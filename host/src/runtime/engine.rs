@@ -76,6 +76,10 @@ pub struct EngineOptions {
     /// interrupt check (the context and its variables survive). When false,
     /// the instance is killed at once and the next evaluation starts fresh.
     pub graceful_stop: bool,
+    /// Write `/tmp/perf-<pid>.map` naming the guest's compiled functions,
+    /// so `perf report` can attribute samples in guest code (for
+    /// profiling; names appear when the guest keeps its name section).
+    pub perf_map: bool,
 }
 
 impl Default for EngineOptions {
@@ -89,6 +93,7 @@ impl Default for EngineOptions {
             cache_dir: default_cache_dir(),
             precompiled: true,
             graceful_stop: true,
+            perf_map: false,
         }
     }
 }
@@ -139,6 +144,9 @@ impl SandboxEngine {
     /// Build the engine around a specific guest component binary.
     pub fn with_component(options: EngineOptions, component: &[u8]) -> Result<Self, RuntimeError> {
         let mut c = compile_config(options.fuel);
+        if options.perf_map {
+            c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         // QuickJS checks its own limit on the guest's shadow stack (in linear
         // memory); the native wasm stack must be deep enough that this limit is
         // always hit first, so deep recursion is a catchable RangeError and not
