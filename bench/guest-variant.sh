@@ -23,11 +23,10 @@ HOST_CARGO=${HOST_CARGO:-$CARGO_HOME/bin/cargo}
 [ -x "$HOST_CARGO" ] || HOST_CARGO=$(command -v cargo)
 (
   cd "$ROOT/guest-js"
-  export PATH=/usr/bin:$PATH RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
-  export CC_wasm32_unknown_unknown=clang-22 AR_wasm32_unknown_unknown=llvm-ar-22
-  export RUSTFLAGS="--remap-path-prefix=$ROOT=/wrepl --remap-path-prefix=$CARGO_HOME=/cargo --remap-path-prefix=/usr/lib/rustlib/src/rust=/rust $XR"
-  export CFLAGS_wasm32_unknown_unknown="-ffile-prefix-map=$ROOT=/wrepl -ffile-prefix-map=$CARGO_HOME=/cargo $XC"
-  export SOURCE_DATE_EPOCH=0 CARGO_TARGET_DIR=$OUT/target
+  GUEST_RUSTFLAGS=$XR GUEST_CFLAGS=$XC
+  # shellcheck source=scripts/guest-env.sh
+  . "$ROOT/scripts/guest-env.sh"
+  export CARGO_TARGET_DIR=$OUT/target
   if [ -n "${NOSTRIP:-}" ]; then export CARGO_PROFILE_RELEASE_STRIP=false; fi
   /usr/bin/cargo build --release --locked --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort
 )

@@ -15,13 +15,10 @@ fi
 HOST_CARGO=${HOST_CARGO:-$CARGO_HOME/bin/cargo}
 [ -x "$HOST_CARGO" ] || HOST_CARGO=$(command -v cargo)
 cd "$ROOT/guest-js"
-# Debian's Rust 1.96 with its own std source; paths are remapped so the bytes
-# do not depend on where the checkout or the cargo home live.
-export PATH=/usr/bin:$PATH RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
-export CC_wasm32_unknown_unknown=clang-22 AR_wasm32_unknown_unknown=llvm-ar-22
-export RUSTFLAGS="--remap-path-prefix=$ROOT=/wrepl --remap-path-prefix=$CARGO_HOME=/cargo --remap-path-prefix=/usr/lib/rustlib/src/rust=/rust"
-export CFLAGS_wasm32_unknown_unknown="-ffile-prefix-map=$ROOT=/wrepl -ffile-prefix-map=$CARGO_HOME=/cargo"
-export SOURCE_DATE_EPOCH=0
+# The committed guest takes no extra flags.
+unset GUEST_RUSTFLAGS GUEST_CFLAGS
+# shellcheck source=scripts/guest-env.sh
+. "$ROOT/scripts/guest-env.sh"
 unset CARGO_BUILD_TARGET_DIR CARGO_TARGET_DIR
 /usr/bin/cargo build --release --locked --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort
 # The host builds below run without the guest's variables: SOURCE_DATE_EPOCH,
