@@ -160,9 +160,36 @@ pub struct SessionRecorder {
     lost: std::sync::atomic::AtomicBool,
 }
 
-/// A recorder's block, its unwritten events (each with its block) and their
-/// bytes of text.
-type Buffered = (u64, Vec<(u64, Event)>, usize);
+/// A recorder's current block and its unwritten events (each with its
+/// block), with their bytes of text kept in step with them.
+#[derive(Default)]
+struct Buffered {
+    block: u64,
+    events: Vec<(u64, Event)>,
+    bytes: usize,
+}
+
+impl Buffered {
+    /// Buffer `event` in the current block; the events and bytes now held.
+    fn push(&mut self, event: Event) -> (usize, usize) {
+        self.bytes += event.text_bytes();
+        self.events.push((self.block, event));
+        (self.events.len(), self.bytes)
+    }
+
+    /// Take the buffered events, leaving none.
+    fn take(&mut self) -> Vec<(u64, Event)> {
+        self.bytes = 0;
+        std::mem::take(&mut self.events)
+    }
+
+    /// Drop the last event buffered (one that must not be written).
+    fn pop(&mut self) {
+        if let Some((_, e)) = self.events.pop() {
+            self.bytes -= e.text_bytes();
+        }
+    }
+}
 
 impl std::fmt::Debug for SessionRecorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -178,7 +205,7 @@ impl SessionRecorder {
             store,
             session: session.into(),
             lease: Mutex::new(Some(lease)),
-            state: Mutex::new((0, Vec::new(), 0)),
+            state: Mutex::new(Buffered::default()),
             lost: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -189,8 +216,7 @@ impl SessionRecorder {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let lease = self.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(lease) = lease else {
-            st.1.clear();
-            st.2 = 0;
+            st.take();
             return Ok(self.store.head(&self.session)?.map(|h| h.hash));
         };
         // The buffered events and the lease in one step (one round trip
@@ -198,8 +224,7 @@ impl SessionRecorder {
         // fails, and the events are gone either way, as with any failed
         // flush: the context is dropped and rebuilt from the log.
         let owner = lease.disarm();
-        let events = std::mem::take(&mut st.1);
-        st.2 = 0;
+        let events = st.take();
         match self.store.append_and_release(&self.session, &owner, &events) {
             Ok(head) => Ok(head.map(|h| h.hash)),
             Err(e) => {
@@ -219,34 +244,31 @@ impl SessionRecorder {
 
     /// Events recorded from now on belong to block `block`.
     pub fn set_block(&self, block: u64) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).0 = block;
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).block = block;
     }
 
     /// Write everything buffered.
     pub fn flush(&self) -> Result<(), RecordError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if st.1.is_empty() {
+        if st.events.is_empty() {
             return Ok(());
         }
         let owner = self.lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|l| l.owner_id().to_string());
         let Some(owner) = owner else {
-            st.1.clear();
-            st.2 = 0;
+            st.take();
             let e = StoreError::LeaseLost { session: self.session.clone(), by: "nobody (it was given back)".into() };
             return Err(RecordError::Storage(Box::new(e)));
         };
-        match self.store.append_leased(&self.session, &owner, &st.1) {
+        match self.store.append_leased(&self.session, &owner, &st.events) {
             Ok(_) => {}
             Err(e @ StoreError::LeaseLost { .. }) => {
                 self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
-                st.1.clear();
-                st.2 = 0;
+                st.take();
                 return Err(RecordError::Storage(Box::new(e)));
             }
             Err(e) => return Err(RecordError::Storage(Box::new(e))),
         }
-        st.1.clear();
-        st.2 = 0;
+        st.take();
         Ok(())
     }
 }
@@ -264,23 +286,13 @@ impl Recorder for SessionRecorder {
             let e = StoreError::LeaseLost { session: self.session.clone(), by: "another writer".into() };
             return Err(RecordError::Storage(Box::new(e)));
         }
-        let bytes = event.text_bytes();
-        let (pending, pending_bytes) = {
-            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let block = st.0;
-            st.1.push((block, event));
-            st.2 += bytes;
-            (st.1.len(), st.2)
-        };
+        let (pending, pending_bytes) = self.state.lock().unwrap_or_else(|p| p.into_inner()).push(event);
         if durable || pending >= FLUSH_EVERY || pending_bytes >= FLUSH_BYTES {
             let r = self.flush();
             if r.is_err() && durable {
                 // The intent was not written, so its call will not run: it
                 // must not reach the log later either.
-                let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                if st.1.pop().is_some() {
-                    st.2 = st.2.saturating_sub(bytes);
-                }
+                self.state.lock().unwrap_or_else(|p| p.into_inner()).pop();
             }
             r
         } else {
@@ -312,7 +324,7 @@ mod tests {
         assert!(store.load("s").unwrap().is_empty());
         rec.record(done(FLUSH_BYTES / 2), false).unwrap();
         assert_eq!(store.load("s").unwrap().len(), 3);
-        assert_eq!(rec.state.lock().unwrap().2, 0);
+        assert_eq!(rec.state.lock().unwrap().bytes, 0);
         // The count starts again from nothing.
         rec.record(done(FLUSH_BYTES - 1), false).unwrap();
         assert_eq!(store.load("s").unwrap().len(), 3);
