@@ -301,6 +301,37 @@ async fn permission_rules_see_the_rewritten_input() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn hook_warnings_of_a_long_script_are_cut_capped_and_counted() {
+    let env = Env::new();
+    // A PostToolUse hook that blocks every call with a 20,000-byte reason:
+    // each block is a warning on the evaluation's stderr.
+    let out = json!({"decision": "block", "reason": "r".repeat(20_000)}).to_string();
+    let s = hook_settings("PostToolUse", "probe", &format!("cat > /dev/null; echo '{out}'"), "");
+    let mut r = env.repl(&s, &[], vec![Arc::new(Named("probe"))]).await;
+    let res = ev(&mut r, "for (let i = 0; i < 130; i++) await probe({i}); 'done'").await;
+    assert_eq!(ok(&res), json!("done"));
+    assert_eq!(res.calls.len(), 130, "every call keeps its record");
+    let feedback: Vec<&str> =
+        res.stderr.lines().filter(|l| l.starts_with("[wrepl] PostToolUse hook feedback for probe")).collect();
+    assert_eq!(feedback.len(), 100, "{} warning lines", feedback.len());
+    assert!(
+        feedback.iter().all(|l| l.len() < 4200 && l.ends_with("…[warning cut: 20070 bytes]")),
+        "{}",
+        &feedback[0][4000..]
+    );
+    assert!(
+        res.stderr
+            .contains("[wrepl] 30 more warnings from inner calls are not shown: one evaluation keeps at most 100\n"),
+        "{}",
+        &res.stderr[res.stderr.len().saturating_sub(300)..]
+    );
+    assert!(res.stderr.len() < 101 * 4200, "{} bytes of stderr", res.stderr.len());
+    // The next evaluation starts with an empty budget.
+    let res = ev(&mut r, "await probe({}); 1").await;
+    assert_eq!(res.stderr.lines().filter(|l| l.contains("hook feedback")).count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn hook_timeout_fails_closed() {
     let env = Env::new();
     let s = hook_settings("PreToolUse", "Write", "sleep 5", r#", "timeout": 0.3"#);

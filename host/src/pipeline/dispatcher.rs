@@ -267,9 +267,7 @@ impl Dispatcher {
         let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         s.cancel.cancel();
         let mut calls = std::mem::take(&mut s.calls);
-        if let Some(w) = calls.omitted_warning() {
-            calls.warnings.push(w);
-        }
+        calls.close_warnings();
         calls
     }
 
@@ -305,7 +303,9 @@ impl Dispatcher {
         drop(unfinished);
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
-        scope.calls.warnings.append(&mut warnings);
+        for w in warnings {
+            scope.calls.push_warning(w);
+        }
         match result {
             Ok(out) => {
                 self.emit(&id, &tool_name, Phase::Complete, None, started);
@@ -322,7 +322,7 @@ impl Dispatcher {
                     if room {
                         scope.calls.media.push(m);
                     } else {
-                        scope.calls.warnings.push(format!(
+                        scope.calls.push_warning(format!(
                             "a media attachment from {tool_name} was dropped (at most {MAX_IMAGES} images and {MAX_PDFS} PDFs per evaluation)"
                         ));
                     }

@@ -41,8 +41,11 @@ pub struct EvalCalls {
     /// Images and PDFs returned by tools (capped: 8 images, 4 PDFs).
     pub media: Vec<Media>,
     /// Warnings for the evaluation's stderr (hook problems, dropped media,
-    /// omitted records).
+    /// omitted records): at most [`MAX_WARNINGS`] from the calls, each cut
+    /// to [`MAX_WARNING_BYTES`], then the counts of what was left out.
     pub warnings: Vec<String>,
+    /// Warnings from calls that came after `warnings` held [`MAX_WARNINGS`].
+    pub dropped_warnings: usize,
     /// Bytes of output, text and input held verbatim by `records` so far.
     pub(super) record_bytes: usize,
     /// Host memory `records` is counted for so far (see [`RECORD_OVERHEAD_BYTES`]).
@@ -74,17 +77,48 @@ impl EvalCalls {
         self.records.push(CallRecord { id, tool, input, ok, output, text, duration_ms });
     }
 
-    /// The warning for the calls that got no record, if any.
-    pub(super) fn omitted_warning(&self) -> Option<String> {
-        (self.omitted > 0).then(|| {
-            format!(
+    /// Keep a warning from a call within the evaluation's budget: cut to
+    /// [`MAX_WARNING_BYTES`], and only counted once `warnings` holds
+    /// [`MAX_WARNINGS`]. A hook that warns (or blocks with a long reason) on
+    /// every call of a long script cannot grow the host without bound.
+    pub(super) fn push_warning(&mut self, w: String) {
+        if self.warnings.len() >= MAX_WARNINGS {
+            self.dropped_warnings += 1;
+            return;
+        }
+        let w = if w.len() > MAX_WARNING_BYTES {
+            format!("{}…[warning cut: {} bytes]", crate::text::prefix(&w, MAX_WARNING_BYTES), w.len())
+        } else {
+            w
+        };
+        self.warnings.push(w);
+    }
+
+    /// Close the evaluation's warnings: add the counts of the warnings and
+    /// the records that were left out, if any (these two go past
+    /// [`MAX_WARNINGS`]).
+    pub(super) fn close_warnings(&mut self) {
+        if self.dropped_warnings > 0 {
+            self.warnings.push(format!(
+                "{} more warnings from inner calls are not shown: one evaluation keeps at most {MAX_WARNINGS}",
+                self.dropped_warnings
+            ));
+        }
+        if self.omitted > 0 {
+            self.warnings.push(format!(
                 "{} inner calls are not in this result's transcript: the records of one evaluation hold at most {} MiB (the script received every result)",
                 self.omitted,
                 MAX_RECORDS_MEMORY >> 20
-            )
-        })
+            ));
+        }
     }
 }
+
+/// Most warnings from inner calls one evaluation keeps for its stderr; later
+/// ones are only counted.
+pub const MAX_WARNINGS: usize = 100;
+/// Longest warning kept, in bytes; a longer one is cut and says its length.
+pub const MAX_WARNING_BYTES: usize = 4096;
 
 /// Largest output (or input) kept verbatim in one call record.
 pub const MAX_RECORD_BYTES: usize = 64 << 10;
@@ -225,8 +259,44 @@ mod tests {
         assert!(calls.held < MAX_RECORDS_MEMORY + 4 * RECORD_OVERHEAD_BYTES);
         // The first calls keep their records; the transcript says how many it lacks.
         assert_eq!(calls.records[0].input, json!({"i": 0}));
-        let w = calls.omitted_warning().unwrap();
+        calls.close_warnings();
+        assert_eq!(calls.warnings.len(), 1, "{:?}", calls.warnings);
+        let w = &calls.warnings[0];
         assert!(w.starts_with(&format!("{} inner calls are not in", made - kept)), "{w}");
-        assert!(EvalCalls::default().omitted_warning().is_none());
+        let mut none = EvalCalls::default();
+        none.close_warnings();
+        assert!(none.warnings.is_empty());
+    }
+
+    #[test]
+    fn warnings_are_kept_up_to_a_count_and_a_length_then_counted() {
+        let mut calls = EvalCalls::default();
+        // A hook that blocks every call with a 1 MiB reason, 5,000 times.
+        let long = "r".repeat(1 << 20);
+        for _ in 0..5_000 {
+            calls.push_warning(format!("PostToolUse hook feedback for t: {long}"));
+        }
+        assert_eq!(calls.warnings.len(), MAX_WARNINGS);
+        assert_eq!(calls.dropped_warnings, 5_000 - MAX_WARNINGS);
+        let kept: usize = calls.warnings.iter().map(String::len).sum();
+        assert!(kept <= MAX_WARNINGS * (MAX_WARNING_BYTES + 64), "{kept} bytes of warnings kept");
+        assert!(
+            calls.warnings[0].ends_with(&format!("…[warning cut: {} bytes]", (1 << 20) + 33)),
+            "{}",
+            &calls.warnings[0][4090..]
+        );
+        calls.close_warnings();
+        assert_eq!(calls.warnings.len(), MAX_WARNINGS + 1);
+        assert_eq!(
+            calls.warnings.last().unwrap(),
+            &format!(
+                "{} more warnings from inner calls are not shown: one evaluation keeps at most {MAX_WARNINGS}",
+                5_000 - MAX_WARNINGS
+            )
+        );
+        // A short warning is kept as it is.
+        let mut calls = EvalCalls::default();
+        calls.push_warning("short".into());
+        assert_eq!(calls.warnings, ["short"]);
     }
 }
