@@ -5,7 +5,10 @@
 //! the prelude does the validation that needs JavaScript semantics.
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
-use rquickjs::{qjs, Ctx, Exception, Function, Module, Object, Promise, Value};
+use std::cell::RefCell;
+
+use rquickjs::function::Opt;
+use rquickjs::{qjs, Ctx, Exception, Function, Module, Object, Persistent, Promise, Value};
 
 use crate::eval::{note_armed, pending_call};
 use crate::wrepl::sandbox::types::ConsoleStream as Stream;
@@ -71,23 +74,100 @@ fn stream_of(n: i32) -> Stream {
     }
 }
 
-/// `startCall(tool, input)`: start an inner call; its promise, or a thrown
-/// `ToolCallError` when the host refuses to start it. The strings go to the
-/// host as QuickJS's own UTF-8 copies, with no Rust copy in between.
-fn start_call<'js>(
-    ctx: Ctx<'js>,
-    tool: rquickjs::String<'js>,
-    input: rquickjs::String<'js>,
-) -> rquickjs::Result<Promise<'js>> {
-    match with_str(&ctx, &tool, |t| with_str(&ctx, &input, |i| calls::start_call(t, i)))?? {
-        Ok(id) => pending_call(&ctx, id, &tool),
-        Err(e) => {
+thread_local! {
+    /// The prelude's `inputRejected(name, error)`: the rejected promise of a
+    /// call whose input cannot be written as JSON (set once, at boot).
+    static INPUT_REJECTED: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+}
+
+/// An inner call of `tool` (its name as the script sees it, and as UTF-8)
+/// with `input`: the call's promise. Never throws: an input that cannot be
+/// written as JSON (a cycle, a BigInt, a throwing `toJSON`), and a call the
+/// host refuses to start, give a rejected promise. `undefined`, and an input
+/// JSON has no text for (a function), are `{}`.
+fn call_tool<'js>(
+    ctx: &Ctx<'js>,
+    tool: &rquickjs::String<'js>,
+    name: &str,
+    input: Option<Value<'js>>,
+) -> rquickjs::Result<Value<'js>> {
+    let raw = ctx.as_raw().as_ptr();
+    let json = match input.filter(|v| !v.is_undefined()) {
+        None => None,
+        Some(v) => {
+            // SAFETY: `raw` is this live context and `v` a live value; the
+            // result is a new reference (or an exception).
+            let j = unsafe { qjs::JS_JSONStringify(raw, v.as_raw(), qjs::JS_UNDEFINED, qjs::JS_UNDEFINED) };
+            // SAFETY: inspects the tag of the value just returned.
+            if unsafe { qjs::JS_IsException(j) } {
+                let error = ctx.catch();
+                let rejected = INPUT_REJECTED.with(|f| f.borrow().clone());
+                return match rejected {
+                    Some(f) => f.restore(ctx)?.call((tool.clone(), error)),
+                    None => rejected_with(ctx, error),
+                };
+            }
+            // SAFETY: takes the reference just returned.
+            Some(unsafe { Value::from_raw(ctx.clone(), j) })
+        }
+    };
+    let started = match json.as_ref().and_then(Value::as_string) {
+        Some(text) => with_str(ctx, text, |i| calls::start_call(name, i)),
+        None => Ok(calls::start_call(name, "{}")),
+    };
+    let refused = match started {
+        Ok(Ok(id)) => match pending_call(ctx, id, tool) {
+            Ok(p) => return Ok(p.into_value()),
+            Err(e) => e,
+        },
+        Ok(Err(e)) => {
             let err = Exception::from_message(ctx.clone(), &e.message)?;
             err.set("name", "ToolCallError")?;
             err.set("kind", e.kind)?;
-            Err(ctx.throw(err.into_value()))
+            return rejected_with(ctx, err.into_value());
         }
-    }
+        Err(e) => e,
+    };
+    let error = match refused {
+        rquickjs::Error::Exception => ctx.catch(),
+        other => Exception::from_message(ctx.clone(), &other.to_string())?.into_value(),
+    };
+    rejected_with(ctx, error)
+}
+
+/// `setInputRejected(f)`: keep the prelude's `inputRejected` (see
+/// [`INPUT_REJECTED`]).
+fn set_input_rejected<'js>(ctx: Ctx<'js>, f: Function<'js>) {
+    let saved = Persistent::save(&ctx, f);
+    INPUT_REJECTED.with(|slot| *slot.borrow_mut() = Some(saved));
+}
+
+/// A promise rejected with `reason`.
+fn rejected_with<'js>(ctx: &Ctx<'js>, reason: Value<'js>) -> rquickjs::Result<Value<'js>> {
+    let (promise, _, reject) = Promise::new(ctx)?;
+    reject.call::<_, ()>((reason,))?;
+    Ok(promise.into_value())
+}
+
+/// `callTool(tool, input)`: an inner call by the tool's name (the prelude's
+/// shorthands); see [`call_tool`].
+fn call_tool_named<'js>(
+    ctx: Ctx<'js>,
+    tool: rquickjs::String<'js>,
+    input: Opt<Value<'js>>,
+) -> rquickjs::Result<Value<'js>> {
+    let name = tool.to_string()?;
+    call_tool(&ctx, &tool, &name, input.0)
+}
+
+/// `toolFunction(tool, global)`: the global function of one tool, named
+/// `global`, that calls it with its one argument as the input. Native, so
+/// an inner call runs no JavaScript of the prelude.
+fn tool_function<'js>(ctx: Ctx<'js>, tool: rquickjs::String<'js>, global: String) -> rquickjs::Result<Function<'js>> {
+    let name = tool.to_string()?;
+    Function::new(ctx, move |ctx: Ctx<'js>, input: Opt<Value<'js>>| call_tool(&ctx, &tool, &name, input.0))?
+        .with_length(1)?
+        .with_name(global)
 }
 
 /// `f` of the UTF-8 text of `s`, borrowed from QuickJS for the call (a string
@@ -113,7 +193,9 @@ fn with_str<'js, T>(ctx: &Ctx<'js>, s: &rquickjs::String<'js>, f: impl FnOnce(&s
 /// The native bridge object handed to the prelude (its `native` parameter).
 pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let native = Object::new(ctx.clone())?;
-    native.set("startCall", Function::new(ctx.clone(), start_call)?)?;
+    native.set("callTool", Function::new(ctx.clone(), call_tool_named)?)?;
+    native.set("toolFunction", Function::new(ctx.clone(), tool_function)?)?;
+    native.set("setInputRejected", Function::new(ctx.clone(), set_input_rejected)?)?;
     native.set("cancelCall", Function::new(ctx.clone(), |id: u32| calls::cancel_call(id))?)?;
     native.set(
         "setTimer",

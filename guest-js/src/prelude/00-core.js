@@ -18,7 +18,6 @@
   const ErrorCtor = Error;
   const StringCtor = String;
   const FunctionToString = Function.prototype.toString;
-  const nativeStart = native.startCall;
   const nativeSetTimer = native.setTimer;
   const nativeClearTimer = native.clearTimer;
   const nativeWrite = native.write;

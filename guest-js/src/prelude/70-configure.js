@@ -17,8 +17,7 @@
       const wire = t.name;
       wired.add(wire);
       if (t.global.startsWith("__wrepl_")) continue;
-      const fn = { [t.global]: function (input) { return callTool(wire, input); } }[t.global];
-      define(t.global, fn);
+      define(t.global, nativeToolFunction(wire, t.global));
     }
 
     if (wired.has("Bash")) {
