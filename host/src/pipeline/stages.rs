@@ -102,7 +102,6 @@ pub(super) async fn run_with_watchdog(
     native: Duration,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, CallFailure> {
-    let started = Instant::now();
     // A panic inside a tool ends that call with a `failed` error of one line;
     // it never reaches the runtime (or, on a worker thread, the process).
     let mut fut = std::panic::AssertUnwindSafe(fut).catch_unwind().map(|r| {
@@ -120,6 +119,10 @@ pub(super) async fn run_with_watchdog(
         return r.map_err(fail);
     }
     tokio::task::yield_now().await;
+    // The watchdog counts from here: a call still running after its first
+    // poll and one turn of the scheduler (the clock is not read for one that
+    // was done by then).
+    let started = Instant::now();
     tokio::select! {
         biased;
         r = &mut fut => return r.map_err(fail),

@@ -92,9 +92,20 @@ impl ScriptClock {
     pub(crate) fn check(&self, budget: &Budget, cancel: &CancelToken) -> Option<StopReason> {
         if cancel.is_cancelled() {
             Some(StopReason::Cancelled)
-        } else if self.wall() >= budget.wall {
+        } else {
+            // One clock read for both budgets (this runs at every boundary
+            // crossing that can stop the guest).
+            let now = Instant::now();
+            self.check_at(budget, now)
+        }
+    }
+
+    /// [`ScriptClock::check`]'s budgets (not the cancellation) at `now`.
+    fn check_at(&self, budget: &Budget, now: Instant) -> Option<StopReason> {
+        let used = self.used + self.running_since.map(|s| now.saturating_duration_since(s)).unwrap_or_default();
+        if now.saturating_duration_since(self.wall_start) >= budget.wall {
             Some(StopReason::WallClock)
-        } else if self.used() >= budget.script {
+        } else if used >= budget.script {
             Some(StopReason::ScriptBudget)
         } else {
             None

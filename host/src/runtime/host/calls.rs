@@ -239,14 +239,15 @@ impl HostState {
 
     /// Live: wait for the next due timer or finished call (or a stop).
     async fn wait_completion(&mut self) -> Option<types::Completion> {
+        let mut yielded = false;
         loop {
             // The budget first: a script that spent it gets no more timer
             // callbacks or results to run.
             if self.poll_budget().is_some() || !self.watch.is_active() {
                 return Some(types::Completion::Interrupted);
             }
-            let now = Instant::now();
-            if let Some(id) = self.timers.pop_due(now) {
+            // The clock is read only when a timer could be due.
+            if let Some(id) = (!self.timers.is_empty()).then(|| self.timers.pop_due(Instant::now())).flatten() {
                 self.taped(|tape, host| tape.timer_fired(id, host));
                 return Some(types::Completion::Timer(id));
             }
@@ -266,6 +267,21 @@ impl HostState {
                 }
                 continue;
             }
+            // Nor does one that finishes within one turn of the scheduler (an
+            // in-process tool awaiting something already done): arming the
+            // timer below and clearing it again costs more than such a
+            // call's whole wait.
+            if !yielded && !self.calls.running.is_empty() {
+                yielded = true;
+                tokio::task::yield_now().await;
+                if let Some(Some(item)) = self.calls.running.next().now_or_never() {
+                    if let Some(c) = item.and_then(|done| self.accept(done)) {
+                        return Some(c);
+                    }
+                    continue;
+                }
+            }
+            let now = Instant::now();
             let mut deadline = self.watch.next_deadline();
             if let Some(t) = self.timers.next_deadline() {
                 deadline = deadline.min(t);
