@@ -90,7 +90,7 @@ mod tools;
 pub use context::{context_log_name, fork_log, session_name, ContextManager, ContextStatus, Hydration, MAIN};
 pub use pipeline::dispatcher::{
     js_global_for, watchdog_for, Admission, Approver, CallRecord, Dispatcher, EvalCalls, FrontCall, FrontDefault,
-    PipelineError, Refusal, Settlement, HARD_LIMIT, MAX_IMAGES, MAX_PDFS,
+    PipelineError, RecordJson, Refusal, Settlement, HARD_LIMIT, MAX_IMAGES, MAX_PDFS,
 };
 pub use pipeline::events::{EventSink, Phase, ProgressEvent};
 pub use pipeline::permissions::Decision;

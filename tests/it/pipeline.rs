@@ -184,8 +184,8 @@ async fn write_needs_a_grant_and_denial_has_no_side_effect() {
     std::fs::write(env.root().join("big.txt"), "x".repeat(300_000)).unwrap();
     let res = ev(&mut r, "(await cat('big.txt')).length").await;
     assert_eq!(ok(&res), json!(300_000));
-    assert_eq!(res.calls[0].output["truncated"], json!(true));
-    assert!(res.calls[0].output.to_string().len() < 10_000);
+    assert_eq!(res.calls[0].output.value()["truncated"], json!(true));
+    assert!(res.calls[0].output.as_str().len() < 10_000);
     assert!(res.calls.iter().all(|c| c.ok && c.id.starts_with("toolu_")));
 }
 
@@ -282,7 +282,7 @@ async fn pre_tool_use_hook_rewrites_the_input_that_runs() {
     let res = ev(&mut r, "await put('h.txt', 'original')").await;
     ok(&res);
     assert_eq!(std::fs::read_to_string(env.root().join("h.txt")).unwrap(), "rewritten");
-    assert_eq!(res.calls[0].input["content"], "rewritten", "the record holds the input that ran");
+    assert_eq!(res.calls[0].input.value()["content"], "rewritten", "the record holds the input that ran");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -593,7 +593,7 @@ async fn chdir_passes_hooks_rules_events_and_records() {
     assert!(ok(&res).as_str().unwrap().ends_with("/sub"), "{res:?}");
     assert_eq!(res.calls.len(), 1);
     assert_eq!(res.calls[0].tool, "chdir");
-    assert_eq!(res.calls[0].input, json!({"path": "sub"}));
+    assert_eq!(res.calls[0].input.value(), json!({"path": "sub"}));
     let phases: Vec<Phase> = env.events.lock().unwrap().iter().map(|e| e.phase).collect();
     assert_eq!(phases, vec![Phase::Start, Phase::Executing, Phase::Complete]);
     // a failure is recorded like any call's
@@ -676,8 +676,11 @@ async fn registered_tool_calls_pass_hooks_rules_events_and_records() {
     assert_eq!(ok(&res), json!(42));
     assert!(asked.lock().unwrap().is_empty(), "{:?}", asked.lock().unwrap());
     let record = res.calls.last().expect("a record of the call");
-    assert_eq!((record.tool.as_str(), record.ok, &record.input), ("eval_registered__double", true, &json!({"n": 21})));
-    assert_eq!(record.output, json!(42));
+    assert_eq!(
+        (record.tool.as_str(), record.ok, record.input.value()),
+        ("eval_registered__double", true, json!({"n": 21}))
+    );
+    assert_eq!(record.output.value(), json!(42));
     let events = env.events.lock().unwrap();
     let own: Vec<Phase> = events.iter().filter(|e| e.tool == "eval_registered__double").map(|e| e.phase).collect();
     assert_eq!(own, vec![Phase::Start, Phase::Executing, Phase::Complete]);

@@ -18,8 +18,8 @@ use super::permissions::{Decision, PermissionRequest, PermissionRules, RuleKinds
 use super::settings::{Settings, SettingsError};
 
 pub use super::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
-use super::records::failure_record;
-pub use super::records::{CallRecord, EvalCalls, MAX_IMAGES, MAX_PDFS};
+pub use super::records::{CallRecord, EvalCalls, RecordJson, MAX_IMAGES, MAX_PDFS};
+use super::records::{Finished, JsonText};
 use super::stages::{decide, run_with_watchdog, tool_failure, validate};
 pub use super::stages::{watchdog_for, HARD_LIMIT};
 use crate::ids;
@@ -298,7 +298,12 @@ impl Dispatcher {
             (s.cwd.clone(), s.cancel.clone())
         };
         let mut warnings = Vec::new();
-        let result = self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started, &mut warnings).await;
+        let mut ran = None;
+        let result =
+            self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started, &mut warnings, &mut ran).await;
+        // The input that ran, written before the tool took it; or the input
+        // as admission left it, for a call that never ran.
+        let input = ran.unwrap_or_else(|| JsonText::of(&input));
         unfinished.armed = false;
         drop(unfinished);
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -330,16 +335,21 @@ impl Dispatcher {
                 if let Some(dir) = out.cwd {
                     scope.cwd = dir;
                 }
-                let record =
-                    CallRecord { id, tool: tool_name, input, ok: true, output: out.value, text: out.text, duration_ms };
-                scope.calls.push_record(record, &json);
+                let output = JsonText::of_text(&json);
+                scope.calls.push_record(Finished {
+                    id,
+                    tool: tool_name,
+                    input,
+                    ok: true,
+                    output,
+                    text: out.text,
+                    duration_ms,
+                });
                 Ok(json)
             }
             Err(f) => {
                 self.emit(&id, &tool_name, Phase::Error, Some(f.message.clone()), started);
-                let record = failure_record(id, tool_name, input, &f, duration_ms);
-                let output_json = record.output.to_string();
-                scope.calls.push_record(record, &output_json);
+                scope.calls.push_record(Finished::failure(id, tool_name, input, &f, duration_ms));
                 Err(f)
             }
         }
@@ -524,6 +534,7 @@ impl Dispatcher {
         eval_cancel: CancellationToken,
         started: Instant,
         warnings: &mut Vec<String>,
+        ran: &mut Option<JsonText>,
     ) -> Result<ToolOutput, CallFailure> {
         let reg = self.p.tools.get(tool_name).ok_or_else(|| {
             CallFailure::new(
@@ -560,7 +571,13 @@ impl Dispatcher {
             }),
             confinement: self.p.confinement,
         };
-        let outcome = run_with_watchdog(tool.call(input.clone(), ctx), tool_name, native, &cancel).await;
+        // The record's copy of the input is its text, written now; the tool
+        // takes the value itself unless a post hook needs it afterwards.
+        *ran = Some(JsonText::of(input));
+        let post_hooks = self.p.hooks.has_hooks(HookEvent::PostToolUse, tool_name)
+            || self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, tool_name);
+        let taken = if post_hooks { input.clone() } else { std::mem::take(input) };
+        let outcome = run_with_watchdog(tool.call(taken, ctx), tool_name, native, &cancel).await;
         // 6. output validation, the working-directory effect, post hooks
         let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd: &cwd };
         match outcome {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::dispatcher::{compile, Dispatcher, Gate};
 use super::events::Phase;
 use super::hooks::{HookContext, HookEvent};
-use super::records::{bounded_record, failure_record, CallRecord};
+use super::records::{CallRecord, Finished, JsonText};
 use crate::ids;
 use crate::runtime::{CallFailure, FailureKind};
 
@@ -118,7 +118,7 @@ impl Dispatcher {
             Err(failure) => {
                 self.emit(&id, &tool, Phase::Error, Some(failure.message.clone()), started);
                 let ms = started.elapsed().as_secs_f64() * 1e3;
-                let record = failure_record(id, tool, input, &failure, ms);
+                let record = Finished::failure(id, tool, JsonText::of(&input), &failure, ms).record();
                 Err(Refusal { failure, record, warnings })
             }
         }
@@ -151,14 +151,13 @@ impl Dispatcher {
         let record = match outcome {
             Ok((value, text)) => {
                 self.emit(&id, &tool, Phase::Complete, None, started);
-                let json = value.to_string();
-                let (output, _, text) = bounded_record(0, &json, value, text);
-                CallRecord { id, tool, input, ok: true, output, text, duration_ms }
+                let (input, output) = (JsonText::of(&input), JsonText::whole(value.to_string()));
+                Finished { id, tool, input, ok: true, output, text, duration_ms }.record()
             }
             Err(message) => {
                 self.emit(&id, &tool, Phase::Error, Some(message.clone()), started);
                 let f = CallFailure::new(FailureKind::Failed, message);
-                failure_record(id, tool, input, &f, duration_ms)
+                Finished::failure(id, tool, JsonText::of(&input), &f, duration_ms).record()
             }
         };
         Settlement { record, blocked, warnings }

@@ -2,7 +2,10 @@
 //! pairs of a transcript) and media, with the caps that keep an
 //! evaluation's records bounded whatever the tools return.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::runtime::CallFailure;
@@ -21,15 +24,164 @@ pub struct CallRecord {
     /// Tool name.
     pub tool: String,
     /// The input that actually ran (after hook rewrites).
-    pub input: Value,
+    pub input: RecordJson,
     /// True when the call succeeded.
     pub ok: bool,
     /// The value the script received, or the error.
-    pub output: Value,
+    pub output: RecordJson,
     /// Text rendering (the tool_result content).
     pub text: String,
     /// Milliseconds from start to completion.
     pub duration_ms: f64,
+}
+
+/// The JSON text a record keeps of a value: the value verbatim, or for one
+/// too large for the record, `{"truncated": true, "bytes": N, "preview":
+/// "…"}` with the first bytes of its text. Kept as text (a fraction of the
+/// memory of a parsed value), written out verbatim, parsed by
+/// [`RecordJson::value`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordJson(String);
+
+impl RecordJson {
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The value the text holds.
+    pub fn value(&self) -> Value {
+        // The text was written by serde_json (see `trusted`).
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+
+    /// Text serde_json wrote from a value.
+    fn trusted(text: String) -> Self {
+        Self(text)
+    }
+}
+
+impl fmt::Display for RecordJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for RecordJson {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(&self.0).map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+/// A value's JSON text as far as a record can keep it: written up to
+/// [`MAX_RECORD_BYTES`], the rest only counted.
+#[derive(Debug)]
+pub(super) struct JsonText {
+    /// The text, or its first bytes (cut at a character boundary).
+    text: String,
+    /// The length of the whole text.
+    bytes: usize,
+}
+
+impl JsonText {
+    /// `v`'s JSON text (as `to_string` writes it), without writing out more
+    /// of a large value than a record can keep.
+    pub(super) fn of(v: &Value) -> Self {
+        struct Capped {
+            buf: Vec<u8>,
+            bytes: usize,
+        }
+        impl std::io::Write for Capped {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.bytes += b.len();
+                let room = MAX_RECORD_BYTES.saturating_sub(self.buf.len());
+                self.buf.extend_from_slice(&b[..b.len().min(room)]);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = Capped { buf: Vec::with_capacity(64), bytes: 0 };
+        // Writing a `Value` cannot fail, and `Capped` never does.
+        let _ = serde_json::to_writer(&mut w, v);
+        let text = String::from_utf8(w.buf).unwrap_or_else(|e| {
+            let valid = e.utf8_error().valid_up_to();
+            let mut b = e.into_bytes();
+            b.truncate(valid);
+            String::from_utf8(b).unwrap_or_default()
+        });
+        Self { text, bytes: w.bytes }
+    }
+
+    /// JSON text written already: a copy of what a record can keep of it.
+    pub(super) fn of_text(json: &str) -> Self {
+        Self { text: crate::text::prefix(json, MAX_RECORD_BYTES).to_string(), bytes: json.len() }
+    }
+
+    /// JSON text written already, taken whole.
+    pub(super) fn whole(json: String) -> Self {
+        let bytes = json.len();
+        Self { text: json, bytes }
+    }
+
+    /// The whole text is here, and a record may keep it (`used` bytes of
+    /// the evaluation's verbatim budget are spent).
+    fn fits(&self, used: usize) -> bool {
+        self.text.len() == self.bytes && self.bytes <= MAX_RECORD_BYTES && used + self.bytes <= MAX_RECORDS_BYTES
+    }
+
+    /// What a record keeps: the text, or a preview of it.
+    fn kept(self, used: usize) -> RecordJson {
+        if self.fits(used) {
+            RecordJson::trusted(self.text)
+        } else {
+            truncated(&self.text, self.bytes, preview_bytes(used))
+        }
+    }
+}
+
+/// A finished (or refused) call, before its record is cut to the budgets.
+#[derive(Debug)]
+pub(super) struct Finished {
+    pub(super) id: String,
+    pub(super) tool: String,
+    pub(super) input: JsonText,
+    pub(super) ok: bool,
+    pub(super) output: JsonText,
+    pub(super) text: String,
+    pub(super) duration_ms: f64,
+}
+
+impl Finished {
+    /// A call that failed (or was refused) with `f`.
+    pub(super) fn failure(id: String, tool: String, input: JsonText, f: &CallFailure, duration_ms: f64) -> Self {
+        let output = JsonText::whole(json!({"kind": f.kind.as_str(), "message": f.message}).to_string());
+        Self { id, tool, input, ok: false, output, text: f.message.clone(), duration_ms }
+    }
+
+    /// The record, within one record's caps and the evaluation's verbatim
+    /// budget (`used` bytes of it spent); and the bytes it keeps verbatim.
+    fn bounded(self, used: usize) -> (CallRecord, usize) {
+        let Finished { id, tool, input, ok, output, text, duration_ms } = self;
+        let (output, text) = if output.fits(used + text.len()) && text.len() <= MAX_RECORD_BYTES {
+            (RecordJson::trusted(output.text), text)
+        } else {
+            let preview = preview_bytes(used);
+            let cut = format!("{}…[record truncated: {} bytes]", crate::text::prefix(&text, preview), text.len());
+            (truncated(&output.text, output.bytes, preview), cut)
+        };
+        let used_now = used + output.0.len() + text.len();
+        let input = input.kept(used_now);
+        let kept = output.0.len() + text.len() + input.0.len();
+        (CallRecord { id, tool, input, ok, output, text, duration_ms }, kept)
+    }
+
+    /// The record of a call on its own (a front call): one record's caps.
+    pub(super) fn record(self) -> CallRecord {
+        self.bounded(0).0
+    }
 }
 
 /// What an evaluation's inner calls left behind.
@@ -59,22 +211,18 @@ impl EvalCalls {
     /// Keep the record of a finished call within the evaluation's budgets:
     /// its output, text and input verbatim while they fit, previews when they
     /// do not, and no record at all once the records hold
-    /// [`MAX_RECORDS_MEMORY`] (then the call is only counted). `output_json`
-    /// is the JSON text of `record.output`. A script can make a great many
-    /// calls with large inputs within its budget; what the host keeps of
-    /// them stays bounded.
-    pub(super) fn push_record(&mut self, record: CallRecord, output_json: &str) {
+    /// [`MAX_RECORDS_MEMORY`] (then the call is only counted). A script can
+    /// make a great many calls with large inputs within its budget; what the
+    /// host keeps of them stays bounded.
+    pub(super) fn push_record(&mut self, call: Finished) {
         if self.held >= MAX_RECORDS_MEMORY {
             self.omitted += 1;
             return;
         }
-        let CallRecord { id, tool, input, ok, output, text, duration_ms } = record;
-        let (output, output_bytes, text) = bounded_record(self.record_bytes, output_json, output, text);
-        self.record_bytes += output_bytes + text.len();
-        let (input, input_bytes) = bounded_input(self.record_bytes, input);
-        self.record_bytes += input_bytes;
-        self.held += RECORD_OVERHEAD_BYTES + id.len() + tool.len() + output_bytes + text.len() + input_bytes;
-        self.records.push(CallRecord { id, tool, input, ok, output, text, duration_ms });
+        let (record, kept) = call.bounded(self.record_bytes);
+        self.record_bytes += kept;
+        self.held += RECORD_OVERHEAD_BYTES + record.id.len() + record.tool.len() + kept;
+        self.records.push(record);
     }
 
     /// Keep a warning from a call within the evaluation's budget: cut to
@@ -129,38 +277,10 @@ pub const MAX_RECORDS_BYTES: usize = 8 << 20;
 /// as [`RECORD_OVERHEAD_BYTES`] plus what it keeps; calls that finish past
 /// it get no record.
 pub const MAX_RECORDS_MEMORY: usize = 32 << 20;
-/// What a record costs the host besides the bytes it keeps: the record
-/// itself and the nodes of its two JSON values (a `serde_json` object is a
-/// B-tree node of about 600 bytes, however few its keys).
-pub const RECORD_OVERHEAD_BYTES: usize = 1536;
-
-/// Keep a record's output within the per-record and per-evaluation caps (the
-/// script still received the full value). `used` is what earlier records of
-/// the evaluation hold; returns the output to keep, its JSON size and the text.
-pub(super) fn bounded_record(used: usize, json: &str, value: Value, text: String) -> (Value, usize, String) {
-    let fits = json.len() <= MAX_RECORD_BYTES && used + json.len() + text.len() <= MAX_RECORDS_BYTES;
-    if fits && text.len() <= MAX_RECORD_BYTES {
-        return (value, json.len(), text);
-    }
-    let preview = preview_bytes(used);
-    let output = truncated(json, preview);
-    let output_bytes = output.to_string().len();
-    (output, output_bytes, format!("{}…[record truncated: {} bytes]", crate::text::prefix(&text, preview), text.len()))
-}
-
-/// Keep a call's input within the same caps as its output: verbatim when
-/// its JSON fits, else a preview of it. Returns the input to keep and its
-/// JSON size. The size is counted without writing the text out; only an
-/// input that does not fit is serialised, for its preview.
-fn bounded_input(used: usize, input: Value) -> (Value, usize) {
-    let bytes = json_len(&input);
-    if bytes <= MAX_RECORD_BYTES && used + bytes <= MAX_RECORDS_BYTES {
-        return (input, bytes);
-    }
-    let kept = truncated(&input.to_string(), preview_bytes(used));
-    let kept_bytes = json_len(&kept);
-    (kept, kept_bytes)
-}
+/// What a record costs the host besides the text it keeps: the record in
+/// its vector (120 bytes, up to twice that while the vector grows) and the
+/// allocations of its strings.
+pub const RECORD_OVERHEAD_BYTES: usize = 320;
 
 /// How much of a value that does not fit a record is kept as its preview:
 /// 4 KiB while the evaluation's verbatim budget lasts, nothing after.
@@ -172,46 +292,25 @@ fn preview_bytes(used: usize) -> usize {
     }
 }
 
-/// What a record keeps of a value too large for it.
-fn truncated(json: &str, preview: usize) -> Value {
-    json!({"truncated": true, "bytes": json.len(), "preview": crate::text::prefix(json, preview)})
-}
-
-/// The length of `v`'s JSON text (as `to_string` writes it), counted
-/// without building it.
-fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut n = Count(0);
-    // Writing a `Value` cannot fail, and `Count` never does.
-    let _ = serde_json::to_writer(&mut n, v);
-    n.0
-}
-
-pub(super) fn failure_record(id: String, tool: String, input: Value, f: &CallFailure, duration_ms: f64) -> CallRecord {
-    let output = json!({"kind": f.kind.as_str(), "message": f.message});
-    CallRecord { id, tool, input, ok: false, output, text: f.message.clone(), duration_ms }
+/// What a record keeps of a value too large for it: its size and the first
+/// `preview` bytes of `text` (the beginning of its JSON text).
+fn truncated(text: &str, bytes: usize, preview: usize) -> RecordJson {
+    RecordJson::trusted(
+        json!({"truncated": true, "bytes": bytes, "preview": crate::text::prefix(text, preview)}).to_string(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn record(input: Value) -> CallRecord {
-        CallRecord {
+    fn record(input: Value) -> Finished {
+        Finished {
             id: "toolu_0123456789abcdefghijklmn".into(),
             tool: "t".into(),
-            input,
+            input: JsonText::of(&input),
             ok: true,
-            output: json!({"i": 1}),
+            output: JsonText::of_text(r#"{"i":1}"#),
             text: "{\"i\":1}".into(),
             duration_ms: 0.0,
         }
@@ -220,14 +319,32 @@ mod tests {
     #[test]
     fn an_input_too_large_for_a_record_keeps_a_preview() {
         let mut calls = EvalCalls::default();
-        calls.push_record(record(json!({"content": "x".repeat(100_000)})), r#"{"i":1}"#);
-        calls.push_record(record(json!({"content": "small"})), r#"{"i":1}"#);
-        let kept = &calls.records[0].input;
+        calls.push_record(record(json!({"content": "x".repeat(100_000)})));
+        calls.push_record(record(json!({"content": "small"})));
+        let kept = calls.records[0].input.value();
         assert_eq!(kept["truncated"], json!(true));
         assert_eq!(kept["bytes"], json!(100_014));
-        assert_eq!(kept["preview"].as_str().unwrap().len(), 4096);
-        assert_eq!(calls.records[1].input, json!({"content": "small"}));
-        assert_eq!(json_len(&calls.records[1].input), r#"{"content":"small"}"#.len());
+        assert_eq!(kept["preview"].as_str().unwrap(), format!(r#"{{"content":"{}"#, "x".repeat(4096 - 12)));
+        assert_eq!(calls.records[1].input.as_str(), r#"{"content":"small"}"#);
+        assert_eq!(calls.records[1].output.as_str(), r#"{"i":1}"#);
+        // Written out verbatim, as JSON.
+        let out = serde_json::to_value(&calls.records[1]).unwrap();
+        assert_eq!(out["input"], json!({"content": "small"}));
+        assert_eq!(out["output"], json!({"i": 1}));
+    }
+
+    #[test]
+    fn a_value_written_for_a_record_stops_at_its_cap_and_counts_the_rest() {
+        // Multi-byte characters across the cut: the kept text stays UTF-8.
+        let v = json!({"s": "é".repeat(100_000)});
+        let t = JsonText::of(&v);
+        assert_eq!(t.bytes, v.to_string().len());
+        assert!(t.text.len() <= MAX_RECORD_BYTES && t.text.len() > MAX_RECORD_BYTES - 4);
+        assert!(v.to_string().starts_with(&t.text));
+        let small = json!({"b": [1, "two", null], "a": {"c": true}});
+        let t = JsonText::of(&small);
+        assert_eq!((t.text.as_str(), t.bytes), (small.to_string().as_str(), small.to_string().len()));
+        assert_eq!(JsonText::of_text(&v.to_string()).text, JsonText::of(&v).text);
     }
 
     #[test]
@@ -237,28 +354,28 @@ mod tests {
         // Each fits a record, until the evaluation's verbatim budget is spent
         // (then 4 KiB previews, until those spend it too).
         for _ in 0..(MAX_RECORDS_BYTES / 60_000 + 40) {
-            calls.push_record(record(input.clone()), r#"{"i":1}"#);
+            calls.push_record(record(input.clone()));
         }
-        assert!(calls.records[0].input == input);
-        let last = &calls.records.last().unwrap().input;
+        assert_eq!(calls.records[0].input.value(), input);
+        let last = calls.records.last().unwrap().input.value();
         assert_eq!(last["truncated"], json!(true));
-        assert!(last["preview"] == json!(""), "{}", json_len(last));
+        assert!(last["preview"] == json!(""), "{last}");
         assert!(calls.record_bytes <= MAX_RECORDS_BYTES + 16_384, "{}", calls.record_bytes);
     }
 
     #[test]
     fn past_the_memory_ceiling_calls_are_counted_not_kept() {
         let mut calls = EvalCalls::default();
-        let made = 100_000;
+        let made = 200_000;
         for i in 0..made {
-            calls.push_record(record(json!({"i": i})), r#"{"i":1}"#);
+            calls.push_record(record(json!({"i": i})));
         }
         let kept = calls.records.len();
-        assert!(kept > 10_000 && kept < 30_000, "{kept} records kept");
+        assert!(kept > 50_000 && kept < 150_000, "{kept} records kept");
         assert_eq!(kept + calls.omitted, made);
         assert!(calls.held < MAX_RECORDS_MEMORY + 4 * RECORD_OVERHEAD_BYTES);
         // The first calls keep their records; the transcript says how many it lacks.
-        assert_eq!(calls.records[0].input, json!({"i": 0}));
+        assert_eq!(calls.records[0].input.as_str(), r#"{"i":0}"#);
         calls.close_warnings();
         assert_eq!(calls.warnings.len(), 1, "{:?}", calls.warnings);
         let w = &calls.warnings[0];

@@ -119,9 +119,12 @@ pub(super) async fn run_with_watchdog(
         return r.map_err(fail);
     }
     tokio::task::yield_now().await;
+    if let std::task::Poll::Ready(r) = futures_util::poll!(&mut fut) {
+        return r.map_err(fail);
+    }
     // The watchdog counts from here: a call still running after its first
-    // poll and one turn of the scheduler (the clock is not read for one that
-    // was done by then).
+    // poll and one turn of the scheduler (the clock is not read, and no
+    // timer made, for one that was done by then).
     let started = Instant::now();
     tokio::select! {
         biased;
