@@ -2,6 +2,7 @@
 //! with matches or counts, with context, caps and cancellation.
 
 use super::*;
+use ignore::WalkState;
 
 /// What `Grep` returns (its `output_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
@@ -626,11 +627,9 @@ fn grep(
         meta.is_file()
     };
 
-    // The files to search: (path relative to the root, absolute path).
-    let files: Box<dyn Iterator<Item = (PathBuf, PathBuf)>> = if base_hidden(ws, &target) {
-        Box::new(std::iter::empty())
-    } else if is_file {
-        Box::new(std::iter::once((target.rel.clone(), target.abs.clone())))
+    // What to search: nothing, one file, or a walk over a directory.
+    let walk = if base_hidden(ws, &target) || is_file {
+        None
     } else {
         let mut hidden = false;
         let overrides = match &req.glob {
@@ -667,16 +666,7 @@ fn grep(
             }
             None => None,
         };
-        let walk = walker(ws, &target, WalkOpts { hidden, overrides, types }).build();
-        let base = target.clone();
-        Box::new(walk.filter_map(move |ent| {
-            let ent = ent.ok()?;
-            if ent.depth() == 0 || !ent.file_type().is_some_and(|t| t.is_file()) {
-                return None;
-            }
-            let sub = ent.path().strip_prefix(&base.abs).ok()?;
-            Some((base.rel.join(sub), ent.into_path()))
-        }))
+        Some(walker(ws, &target, WalkOpts { hidden, overrides, types }))
     };
 
     let searcher = SearcherBuilder::new()
@@ -712,6 +702,36 @@ fn grep(
     // times the output bound in memory.
     let helpers = HelperThreads::for_mode(req.mode);
     let search = FileSearch { ws, root: target.root, req: &req, cancel };
+    // Listing files: the walk itself runs on the helpers, each searching the
+    // files it finds, as ripgrep does. The listing (the newest files, how
+    // many matched, how many were skipped) does not depend on the order in
+    // which files are found, unlike the other modes' output.
+    let walk = match walk {
+        Some(w) if req.mode == Mode::Files && helpers.count > 0 => {
+            let merged = search_in_parallel(w, helpers.count, &target, &search, &searcher, merged);
+            drop(helpers);
+            return finish(req.mode, merged, cancel);
+        }
+        w => w,
+    };
+    // The files to search: (path relative to the root, absolute path).
+    let files: Box<dyn Iterator<Item = (PathBuf, PathBuf)>> = match walk {
+        None if is_file && !base_hidden(ws, &target) => {
+            Box::new(std::iter::once((target.rel.clone(), target.abs.clone())))
+        }
+        None => Box::new(std::iter::empty()),
+        Some(w) => {
+            let base = target.clone();
+            Box::new(w.build().filter_map(move |ent| {
+                let ent = ent.ok()?;
+                if ent.depth() == 0 || !ent.file_type().is_some_and(|t| t.is_file()) {
+                    return None;
+                }
+                let sub = ent.path().strip_prefix(&base.abs).ok()?;
+                Some((base.rel.join(sub), ent.into_path()))
+            }))
+        }
+    };
     let mut sequence = InOrder::new(merged);
     if helpers.count == 0 {
         let mut searcher = searcher.build();
@@ -793,7 +813,45 @@ fn grep(
         });
     }
     drop(helpers);
-    let merged = sequence.into_inner();
+    finish(req.mode, sequence.into_inner(), cancel)
+}
+
+/// Files mode over a directory with `threads` helpers: a parallel walk whose
+/// threads search the files they find and merge each result at once.
+fn search_in_parallel(
+    walk: WalkBuilder,
+    threads: usize,
+    base: &Resolved,
+    search: &FileSearch<'_>,
+    searcher: &SearcherBuilder,
+    merged: Merged,
+) -> Merged {
+    let merged = std::sync::Mutex::new(merged);
+    let mut walk = walk;
+    walk.threads(threads).build_parallel().run(|| {
+        let mut searcher = searcher.build();
+        let merged = &merged;
+        Box::new(move |ent| {
+            if search.cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(ent) = ent else { return WalkState::Continue };
+            if ent.depth() == 0 || !ent.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let Ok(sub) = ent.path().strip_prefix(&base.abs) else { return WalkState::Continue };
+            let rel = base.rel.join(sub);
+            // (No output lines in this mode.)
+            let found = search.file(&mut searcher, rel, ent.into_path(), (0, 0));
+            merged.lock().unwrap_or_else(|p| p.into_inner()).add(found);
+            WalkState::Continue
+        })
+    });
+    merged.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The tool's output from the merged results of a search.
+fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<GrepOutput>, ToolError> {
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
@@ -807,7 +865,7 @@ fn grep(
             ));
         }
     };
-    let out = match req.mode {
+    let out = match mode {
         Mode::Content => {
             let content = lines.lines.join("\n");
             let n = lines.lines.len();
