@@ -139,7 +139,11 @@ fn call_tool<'js>(
 /// [`INPUT_REJECTED`]).
 fn set_input_rejected<'js>(ctx: Ctx<'js>, f: Function<'js>) {
     let saved = Persistent::save(&ctx, f);
-    INPUT_REJECTED.with(|slot| *slot.borrow_mut() = Some(saved));
+    // One boot per instance sets it once. A value left by another runtime
+    // is forgotten, not released: that runtime may be gone.
+    if let Some(old) = INPUT_REJECTED.with(|slot| slot.borrow_mut().replace(saved)) {
+        std::mem::forget(old);
+    }
 }
 
 /// A promise rejected with `reason`.
