@@ -278,7 +278,7 @@ pub const MAX_RECORDS_BYTES: usize = 8 << 20;
 /// it get no record.
 pub const MAX_RECORDS_MEMORY: usize = 32 << 20;
 /// What a record costs the host besides the text it keeps: the record in
-/// its vector (120 bytes, up to twice that while the vector grows) and the
+/// its vector (136 bytes, up to twice that while the vector grows) and the
 /// allocations of its strings.
 pub const RECORD_OVERHEAD_BYTES: usize = 320;
 
@@ -331,6 +331,15 @@ mod tests {
         let out = serde_json::to_value(&calls.records[1]).unwrap();
         assert_eq!(out["input"], json!({"content": "small"}));
         assert_eq!(out["output"], json!({"i": 1}));
+    }
+
+    #[test]
+    fn the_overhead_counted_per_record_covers_the_record_itself() {
+        // A record in a growing vector takes up to twice its size; its
+        // strings' allocations come on top.
+        let size = std::mem::size_of::<CallRecord>();
+        assert_eq!(size, 136);
+        assert!(2 * size <= RECORD_OVERHEAD_BYTES, "{size} bytes");
     }
 
     #[test]
