@@ -2,8 +2,9 @@
 # The figures a user sees, on a release build (`just bench-user`):
 # - first run: `wrepl eval -e 1` with an empty cache directory, and with an
 #   unwritable one (the guest is embedded precompiled: nothing to compile);
-# - Grep against the ripgrep CLI, process start included, over a generated
-#   tree shaped like a large repository (files, bytes and seconds printed);
+# - Grep and Glob against the ripgrep CLI, process start included, over a
+#   generated tree shaped like a large repository (files, bytes and seconds
+#   printed);
 # - the installed binary's size.
 # Needs hyperfine and rg (Debian: apt-get install hyperfine ripgrep).
 #
@@ -79,6 +80,21 @@ print(f"  rg -l: median {rg * 1000:.1f} ms; wrepl Grep: median {wr * 1000:.1f} m
       f"on one core {one * 1000:.1f} ms")
 PY
 echo "  matching files: rg $(rg -l -e 'fn\s+main' | wc -l), wrepl $("$WREPL" eval --root . "$WORK/grep.js")"
+
+echo "== Glob against rg --files over the same tree"
+# Both walk the whole tree with .gitignore honoured; rg prints every match,
+# Glob returns the 100 most recently modified (it reads each match's mtime).
+printf '%s\n' "(await Glob({pattern: '**/*.rs'})).numFiles" > "$WORK/glob.js"
+hyperfine --warmup 3 --runs 15 --export-json "$WORK/glob.json" \
+  -n 'rg --files' "rg --files -g '*.rs'" \
+  -n 'wrepl Glob' "$WREPL eval --root . $WORK/glob.js" >/dev/null
+python3 - "$WORK/glob.json" <<'PY2'
+import json, sys
+r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
+rg, wr = r["rg --files"], r["wrepl Glob"]
+print(f"  rg --files -g '*.rs': median {rg * 1000:.1f} ms; wrepl Glob '**/*.rs': median {wr * 1000:.1f} ms ({wr / rg:.2f}x rg)")
+PY2
+echo "  matching files: rg $(rg --files -g '*.rs' | wc -l), wrepl lists the newest $("$WREPL" eval --root . "$WORK/glob.js")"
 
 echo "== binary"
 echo "  $WREPL: $(stat -c %s "$WREPL") bytes ($(( $(stat -c %s "$WREPL") / 1048576 )) MiB)"
