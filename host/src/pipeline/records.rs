@@ -4,8 +4,7 @@
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
-use serde_json::value::RawValue;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
 use crate::runtime::CallFailure;
@@ -38,7 +37,7 @@ pub struct CallRecord {
 /// The JSON text a record keeps of a value: the value verbatim, or for one
 /// too large for the record, `{"truncated": true, "bytes": N, "preview":
 /// "…"}` with the first bytes of its text. Kept as text (a fraction of the
-/// memory of a parsed value), written out verbatim, parsed by
+/// memory of a parsed value), written out as the value it holds, parsed by
 /// [`RecordJson::value`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordJson(String);
@@ -51,8 +50,13 @@ impl RecordJson {
 
     /// The value the text holds.
     pub fn value(&self) -> Value {
-        // The text was written by serde_json (see `trusted`).
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+        // serde_json wrote the text from a value the host held (see
+        // `trusted`), so it parses, with no depth limit like that value: a
+        // tool's output may wrap a value parsed at serde_json's default limit
+        // of 128 levels, which that limit would then refuse.
+        let mut de = serde_json::Deserializer::from_str(&self.0);
+        de.disable_recursion_limit();
+        Value::deserialize(&mut de).unwrap_or(Value::Null)
     }
 
     /// Text serde_json wrote from a value.
@@ -68,9 +72,11 @@ impl fmt::Display for RecordJson {
 }
 
 impl Serialize for RecordJson {
+    /// The value, parsed as [`RecordJson::value`] parses it: a serde_json
+    /// raw value would be parsed again with the depth limit when a record
+    /// is turned into a `Value` (as a transcript is).
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let raw: &RawValue = serde_json::from_str(&self.0).map_err(serde::ser::Error::custom)?;
-        raw.serialize(s)
+        self.value().serialize(s)
     }
 }
 
@@ -331,6 +337,26 @@ mod tests {
         let out = serde_json::to_value(&calls.records[1]).unwrap();
         assert_eq!(out["input"], json!({"content": "small"}));
         assert_eq!(out["output"], json!({"i": 1}));
+    }
+
+    #[test]
+    fn a_deeply_nested_output_is_kept_and_written_out_whole() {
+        // Deeper than serde_json parses by default (128 levels): a tool may
+        // wrap a value that was parsed at the limit.
+        let mut deep = json!(1);
+        for _ in 0..200 {
+            deep = json!({"a": [deep]});
+        }
+        let mut calls = EvalCalls::default();
+        let mut call = record(json!({"i": 1}));
+        call.output = JsonText::of_text(&deep.to_string());
+        calls.push_record(call);
+        let r = &calls.records[0];
+        assert_eq!(r.output.as_str(), deep.to_string());
+        assert_eq!(r.output.value(), deep);
+        // As JSON text and as a value (the transcript's way): never an error.
+        assert_eq!(serde_json::to_value(r).unwrap()["output"], deep);
+        assert!(serde_json::to_string(r).unwrap().contains(&deep.to_string()));
     }
 
     #[test]
