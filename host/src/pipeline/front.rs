@@ -151,7 +151,7 @@ impl Dispatcher {
         let record = match outcome {
             Ok((value, text)) => {
                 self.emit(&id, &tool, Phase::Complete, None, started);
-                let (input, output) = (JsonText::of(&input), JsonText::whole(value.to_string()));
+                let (input, output) = (JsonText::of(&input), JsonText::of(&value));
                 Finished { id, tool, input, ok: true, output, text, duration_ms }.record()
             }
             Err(message) => {

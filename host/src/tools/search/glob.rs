@@ -113,55 +113,28 @@ fn glob(
             .map_err(|e| ToolError::InvalidInput(format!("invalid glob pattern {pattern:?}: {e}")))?
             .compile_matcher();
         let opts = WalkOpts { hidden: mentions_hidden(&glob), overrides: None, types: None };
-        // A matching file and its modification time.
-        let visit = |ent: ignore::DirEntry| -> Option<(SystemTime, PathBuf)> {
-            if ent.depth() == 0 || !ent.file_type().is_some_and(|t| t.is_file()) {
-                return None;
-            }
-            let rel = ent.path().strip_prefix(&base.abs).ok()?;
-            if !matcher.is_match(rel) {
-                return None;
-            }
-            let mtime = ent.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-            Some((mtime, ent.into_path()))
-        };
-        let keep = |heap: &mut BinaryHeap<_>, total: &mut usize, (mtime, path)| {
-            *total += 1;
-            heap.push(Reverse((mtime, Reverse(path))));
-            if heap.len() > GLOB_MAX_RESULTS {
-                heap.pop();
-            }
-        };
+        // The newest files, with ties by path, whatever order the walk's
+        // threads find them in.
         let helpers = grep::HelperThreads::take();
-        if helpers.count > 1 {
-            // The newest files, with ties by path, whatever order the walk's
-            // threads find them in.
-            let found = std::sync::Mutex::new((heap, total));
-            walker(ws, &base, opts).threads(helpers.count).build_parallel().run(|| {
-                let (found, visit, keep) = (&found, &visit, &keep);
-                Box::new(move |ent| {
-                    if cancel.is_cancelled() {
-                        return ignore::WalkState::Quit;
-                    }
-                    if let Some(hit) = ent.ok().and_then(visit) {
-                        let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
-                        let (heap, total) = &mut *f;
-                        keep(heap, total, hit);
-                    }
-                    ignore::WalkState::Continue
-                })
-            });
-            (heap, total) = found.into_inner().unwrap_or_else(|p| p.into_inner());
-        } else {
-            for ent in walker(ws, &base, opts).build() {
-                if cancel.is_cancelled() {
-                    break;
+        let found = std::sync::Mutex::new((heap, total));
+        for_each_file(walker(ws, &base, opts), helpers.count, cancel, || {
+            let (found, matcher, base) = (&found, &matcher, &base);
+            move |ent: ignore::DirEntry| {
+                let Ok(rel) = ent.path().strip_prefix(&base.abs) else { return };
+                if !matcher.is_match(rel) {
+                    return;
                 }
-                if let Some(hit) = ent.ok().and_then(visit) {
-                    keep(&mut heap, &mut total, hit);
+                let mtime = ent.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+                let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
+                let (heap, total) = &mut *f;
+                *total += 1;
+                heap.push(Reverse((mtime, Reverse(ent.into_path()))));
+                if heap.len() > GLOB_MAX_RESULTS {
+                    heap.pop();
                 }
             }
-        }
+        });
+        (heap, total) = found.into_inner().unwrap_or_else(|p| p.into_inner());
         drop(helpers);
         if cancel.is_cancelled() {
             return Err(cancelled());

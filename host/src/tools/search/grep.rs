@@ -2,7 +2,6 @@
 //! with matches or counts, with context, caps and cancellation.
 
 use super::*;
-use ignore::WalkState;
 
 /// What `Grep` returns (its `output_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
@@ -287,12 +286,28 @@ struct Lines {
     limit: usize,
     max_bytes: usize,
     truncated: bool,
+    /// A helper's output, counted against what every helper of the search
+    /// may hold until the merge takes it (`None`: the merge's own output,
+    /// or a search on the merging thread).
+    held: Option<Held>,
+    /// The shared hold was full: this file's lines were not all kept, and
+    /// the merge searches it again.
+    over_held: bool,
 }
 
 impl Lines {
     /// Empty output of at most `limit` lines and `max_bytes` bytes.
     fn new(limit: usize, max_bytes: usize) -> Self {
-        Self { lines: Vec::new(), found: Vec::new(), bytes: 0, limit, max_bytes, truncated: false }
+        Self {
+            lines: Vec::new(),
+            found: Vec::new(),
+            bytes: 0,
+            limit,
+            max_bytes,
+            truncated: false,
+            held: None,
+            over_held: false,
+        }
     }
 
     /// Room left: lines and bytes.
@@ -300,15 +315,77 @@ impl Lines {
         (self.limit.saturating_sub(self.lines.len()), self.max_bytes.saturating_sub(self.bytes))
     }
 
-    /// Add a line; false (and `truncated`) when the output is full.
+    /// Add a line; false (and `truncated`, or `over_held`) when the output
+    /// is full.
     fn push(&mut self, line: String) -> bool {
         if self.lines.len() >= self.limit || self.bytes + line.len() + 1 > self.max_bytes {
             self.truncated = true;
             return false;
         }
+        if let Some(held) = &mut self.held {
+            if !held.take(line.len() + 1) {
+                self.over_held = true;
+                return false;
+            }
+        }
         self.bytes += line.len() + 1;
         self.lines.push(line);
         true
+    }
+}
+
+/// What the helpers of one search may hold in output lines not yet merged
+/// (a file's lines wait for the files before it in walk order): without a
+/// bound, files full of matches found ahead of a slow one would hold many
+/// times the output's own bound.
+#[derive(Clone)]
+struct HoldBudget {
+    used: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Bytes charged per byte of a line: matches mode keeps each line twice
+    /// (the text and its record).
+    weight: usize,
+}
+
+impl HoldBudget {
+    /// Most bytes of lines the helpers of one search hold at once.
+    const MAX: usize = GREP_MAX_BYTES;
+
+    fn new(mode: Mode) -> Self {
+        Self { used: Default::default(), weight: if mode == Mode::Matches { 2 } else { 1 } }
+    }
+
+    /// A share of the budget for one file's lines, empty at first.
+    fn share(&self) -> Held {
+        Held { budget: self.clone(), bytes: 0 }
+    }
+}
+
+/// One file's share of a [`HoldBudget`], given back when dropped (merged,
+/// or left out).
+struct Held {
+    budget: HoldBudget,
+    bytes: usize,
+}
+
+impl Held {
+    /// Count `n` more bytes of lines; false, with nothing counted, when the
+    /// budget has no room for them.
+    fn take(&mut self, n: usize) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let n = n.saturating_mul(self.budget.weight);
+        let before = self.budget.used.fetch_add(n, SeqCst);
+        if before.saturating_add(n) > HoldBudget::MAX {
+            self.budget.used.fetch_sub(n, SeqCst);
+            return false;
+        }
+        self.bytes += n;
+        true
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.bytes, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -320,6 +397,14 @@ enum Searched {
     Hidden,
     /// It could not be opened or read (counted as skipped).
     Unreadable,
+    /// A helper found more lines than the search's hold had room for: the
+    /// merge searches the file again, in its turn.
+    Again {
+        /// The path relative to its root.
+        rel: PathBuf,
+        /// The absolute path.
+        abs: PathBuf,
+    },
     /// Searched.
     Found {
         /// The path shown.
@@ -345,7 +430,15 @@ impl FileSearch<'_> {
     /// Search the file at `rel` (shown as `abs`), keeping at most `room`
     /// (lines, bytes) of its output: what the whole output has left, so the
     /// file's lines and the output together stay within the output's bounds.
-    fn file(&self, searcher: &mut Searcher, rel: PathBuf, abs: PathBuf, room: (usize, usize)) -> Searched {
+    /// A helper passes its search's `hold`, and its lines count against it.
+    fn file(
+        &self,
+        searcher: &mut Searcher,
+        rel: PathBuf,
+        abs: PathBuf,
+        room: (usize, usize),
+        hold: Option<&HoldBudget>,
+    ) -> Searched {
         let opened = Resolved { root: self.root, rel, abs };
         let file = match self.ws.open_walked(&opened) {
             Ok(Some(file)) => file,
@@ -354,6 +447,7 @@ impl FileSearch<'_> {
         };
         let shown = show(&opened.abs);
         let mut out = Lines::new(room.0, room.1);
+        out.held = hold.map(HoldBudget::share);
         let mut sink = FileSink {
             mode: self.req.mode,
             path: &shown,
@@ -376,6 +470,7 @@ impl FileSearch<'_> {
         match res {
             Err(_) if !self.cancel.is_cancelled() => Searched::Unreadable,
             _ if binary => Searched::Hidden,
+            _ if out.over_held => Searched::Again { rel: opened.rel, abs: opened.abs },
             _ => Searched::Found { shown, mtime, matches, out },
         }
     }
@@ -408,17 +503,6 @@ impl HelperThreads {
     }
 }
 
-impl HelperThreads {
-    /// Helpers for a search in `mode`: none where each file's result holds
-    /// output lines (content, matches), else [`Self::take`].
-    pub(super) fn for_mode(mode: Mode) -> Self {
-        match mode {
-            Mode::Content | Mode::Matches => Self { count: 0 },
-            Mode::Files | Mode::Count => Self::take(),
-        }
-    }
-}
-
 impl Drop for HelperThreads {
     fn drop(&mut self) {
         HELPERS_IN_USE.fetch_sub(self.count, std::sync::atomic::Ordering::SeqCst);
@@ -438,14 +522,19 @@ impl InOrder {
         Self { merged, waiting: Default::default(), next: 0, full: false }
     }
 
-    /// The result of the `i`-th file of the walk.
-    fn put(&mut self, i: usize, found: Searched) {
+    /// The result of the `i`-th file of the walk. A file a helper could not
+    /// keep all the lines of is searched again, with `searcher` and the room
+    /// the output has left, when its turn comes.
+    fn put(&mut self, i: usize, found: Searched, search: &FileSearch<'_>, searcher: &mut Searcher) {
         if self.full {
             return;
         }
         self.waiting.insert(i, found);
-        while let Some(found) = self.waiting.remove(&self.next) {
+        while let Some(mut found) = self.waiting.remove(&self.next) {
             self.next += 1;
+            if let Searched::Again { rel, abs } = found {
+                found = search.file(searcher, rel, abs, self.merged.lines.room(), None);
+            }
             if !self.merged.add(found) {
                 self.full = true;
                 self.waiting.clear();
@@ -483,7 +572,9 @@ impl Merged {
     fn add(&mut self, found: Searched) -> bool {
         let (shown, mtime, matches, out) = match found {
             Searched::Hidden => return true,
-            Searched::Unreadable => {
+            // (Never here: `InOrder` searches such a file again first.
+            // Counted as skipped rather than left out without a trace.)
+            Searched::Unreadable | Searched::Again { .. } => {
                 self.skipped += 1;
                 return true;
             }
@@ -628,7 +719,8 @@ fn grep(
     };
 
     // What to search: nothing, one file, or a walk over a directory.
-    let walk = if base_hidden(ws, &target) || is_file {
+    let base_is_hidden = base_hidden(ws, &target);
+    let walk = if base_is_hidden || is_file {
         None
     } else {
         let mut hidden = false;
@@ -696,29 +788,39 @@ fn grep(
     // would be, caps included. Once the output is full, the walk and the
     // searches stop. Helpers come from a budget shared by every Grep of the
     // process (a script running many at once gets no more threads); without
-    // one, this thread searches alone. Modes that output lines search alone
-    // too: a helper holds a whole batch of files' lines until the merge, so
-    // files full of matches (one file hard-linked many times) would hold many
-    // times the output bound in memory.
-    let helpers = HelperThreads::for_mode(req.mode);
+    // one, or for a single file, this thread searches alone. The lines that
+    // helpers found and the merge has not taken yet are bounded by one
+    // `HoldBudget` (the output's own bound): a file whose lines do not fit
+    // in it is searched again by this thread in its turn, so files full of
+    // matches (one file hard-linked many times) cannot hold many times the
+    // output bound in memory.
+    let helpers = if walk.is_some() { HelperThreads::take() } else { HelperThreads { count: 0 } };
     let search = FileSearch { ws, root: target.root, req: &req, cancel };
-    // Listing files: the walk itself runs on the helpers, each searching the
-    // files it finds, as ripgrep does. The listing (the newest files, how
+    // Listing files: with two or more helpers the walk itself runs on them,
+    // each searching the files it finds, as ripgrep does. The listing (the newest files, how
     // many matched, how many were skipped) does not depend on the order in
     // which files are found, unlike the other modes' output.
     let walk = match walk {
-        Some(w) if req.mode == Mode::Files && helpers.count > 0 => {
-            let merged = search_in_parallel(w, helpers.count, &target, &search, &searcher, merged);
+        Some(w) if req.mode == Mode::Files => {
+            let merged = std::sync::Mutex::new(merged);
+            for_each_file(w, helpers.count, cancel, || {
+                let mut searcher = searcher.build();
+                let (merged, search, base) = (&merged, &search, &target);
+                move |ent: ignore::DirEntry| {
+                    let Ok(sub) = ent.path().strip_prefix(&base.abs) else { return };
+                    // (No output lines in this mode.)
+                    let found = search.file(&mut searcher, base.rel.join(sub), ent.into_path(), (0, 0), None);
+                    merged.lock().unwrap_or_else(|p| p.into_inner()).add(found);
+                }
+            });
             drop(helpers);
-            return finish(req.mode, merged, cancel);
+            return finish(req.mode, merged.into_inner().unwrap_or_else(|p| p.into_inner()), cancel);
         }
         w => w,
     };
     // The files to search: (path relative to the root, absolute path).
     let files: Box<dyn Iterator<Item = (PathBuf, PathBuf)>> = match walk {
-        None if is_file && !base_hidden(ws, &target) => {
-            Box::new(std::iter::once((target.rel.clone(), target.abs.clone())))
-        }
+        None if is_file && !base_is_hidden => Box::new(std::iter::once((target.rel.clone(), target.abs.clone()))),
         None => Box::new(std::iter::empty()),
         Some(w) => {
             let base = target.clone();
@@ -733,16 +835,20 @@ fn grep(
         }
     };
     let mut sequence = InOrder::new(merged);
+    // This thread's searcher: every file when it searches alone, else the
+    // files helpers could not keep the lines of.
+    let mut own = searcher.build();
+    // What a helper may keep of one file: the whole output's bounds.
+    let room = (limit.min(GREP_MAX_LINES), GREP_MAX_BYTES);
     if helpers.count == 0 {
-        let mut searcher = searcher.build();
         for (i, (rel, abs)) in files.enumerate() {
             if sequence.full() || cancel.is_cancelled() {
                 break;
             }
-            let room = sequence.merged.lines.room();
-            sequence.put(i, search.file(&mut searcher, rel, abs, room));
+            sequence.put(i, Searched::Again { rel, abs }, &search, &mut own);
         }
     } else {
+        let hold = HoldBudget::new(req.mode);
         // Files travel in batches: one hand-over (and wake-up) per batch, not per file.
         type Batch = Vec<(usize, PathBuf, PathBuf)>;
         let queue = 2 * helpers.count;
@@ -752,7 +858,8 @@ fn grep(
         let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             for _ in 0..helpers.count {
-                let (done_tx, work_rx, searcher, search, stop) = (done_tx.clone(), &work_rx, &searcher, &search, &stop);
+                let (done_tx, work_rx, searcher, search, stop, hold) =
+                    (done_tx.clone(), &work_rx, &searcher, &search, &stop, &hold);
                 scope.spawn(move || {
                     let mut searcher = searcher.build();
                     loop {
@@ -764,8 +871,7 @@ fn grep(
                                 let found = if stop.load(std::sync::atomic::Ordering::Relaxed) {
                                     Searched::Hidden
                                 } else {
-                                    // (No output lines in these modes.)
-                                    search.file(&mut searcher, rel, abs, (0, 0))
+                                    search.file(&mut searcher, rel, abs, room, Some(hold))
                                 };
                                 (i, found)
                             })
@@ -778,28 +884,29 @@ fn grep(
             }
             drop(done_tx);
             let mut files = files.enumerate().peekable();
-            'walk: while files.peek().is_some() {
-                let mut job: Batch = files.by_ref().take(GREP_BATCH).map(|(i, (rel, abs))| (i, rel, abs)).collect();
-                loop {
-                    if sequence.full() || cancel.is_cancelled() {
-                        break 'walk;
-                    }
-                    match work_tx.try_send(job) {
-                        Ok(()) => break,
-                        // The helpers are busy: take a result (which frees
-                        // one), then try again.
-                        Err(std::sync::mpsc::TrySendError::Full(j)) => {
-                            job = j;
-                            match done_rx.recv() {
-                                Ok(found) => found.into_iter().for_each(|(k, f)| sequence.put(k, f)),
-                                Err(_) => break 'walk,
+            while files.peek().is_some() {
+                if sequence.full() || cancel.is_cancelled() {
+                    break;
+                }
+                let job: Batch = files.by_ref().take(GREP_BATCH).map(|(i, (rel, abs))| (i, rel, abs)).collect();
+                match work_tx.try_send(job) {
+                    Ok(()) => {}
+                    // The helpers are busy: this thread searches the batch
+                    // itself (as a helper would, its lines within the
+                    // hold), then walks on.
+                    Err(std::sync::mpsc::TrySendError::Full(job)) => {
+                        for (k, rel, abs) in job {
+                            if sequence.full() || cancel.is_cancelled() {
+                                break;
                             }
+                            let found = search.file(&mut own, rel, abs, room, Some(&hold));
+                            sequence.put(k, found, &search, &mut own);
                         }
-                        Err(std::sync::mpsc::TrySendError::Disconnected(_)) => break 'walk,
                     }
+                    Err(std::sync::mpsc::TrySendError::Disconnected(_)) => break,
                 }
                 while let Ok(found) = done_rx.try_recv() {
-                    found.into_iter().for_each(|(k, f)| sequence.put(k, f));
+                    found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own));
                 }
             }
             // Queued files are searched only while their output is wanted.
@@ -808,46 +915,12 @@ fn grep(
             }
             drop(work_tx);
             for found in done_rx {
-                found.into_iter().for_each(|(k, f)| sequence.put(k, f));
+                found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own));
             }
         });
     }
     drop(helpers);
     finish(req.mode, sequence.into_inner(), cancel)
-}
-
-/// Files mode over a directory with `threads` helpers: a parallel walk whose
-/// threads search the files they find and merge each result at once.
-fn search_in_parallel(
-    walk: WalkBuilder,
-    threads: usize,
-    base: &Resolved,
-    search: &FileSearch<'_>,
-    searcher: &SearcherBuilder,
-    merged: Merged,
-) -> Merged {
-    let merged = std::sync::Mutex::new(merged);
-    let mut walk = walk;
-    walk.threads(threads).build_parallel().run(|| {
-        let mut searcher = searcher.build();
-        let merged = &merged;
-        Box::new(move |ent| {
-            if search.cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(ent) = ent else { return WalkState::Continue };
-            if ent.depth() == 0 || !ent.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let Ok(sub) = ent.path().strip_prefix(&base.abs) else { return WalkState::Continue };
-            let rel = base.rel.join(sub);
-            // (No output lines in this mode.)
-            let found = search.file(&mut searcher, rel, ent.into_path(), (0, 0));
-            merged.lock().unwrap_or_else(|p| p.into_inner()).add(found);
-            WalkState::Continue
-        })
-    });
-    merged.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The tool's output from the merged results of a search.
