@@ -323,7 +323,7 @@ impl Lines {
             return false;
         }
         if let Some(held) = &mut self.held {
-            if !held.take(line.len() + 1) {
+            if !held.take(line.len()) {
                 self.over_held = true;
                 return false;
             }
@@ -337,42 +337,55 @@ impl Lines {
 /// What the helpers of one search may hold in output lines not yet merged
 /// (a file's lines wait for the files before it in walk order): without a
 /// bound, files full of matches found ahead of a slow one would hold many
-/// times the output's own bound.
+/// times the output's own bound. Each line is charged what it takes in
+/// memory, not only its text: many short lines cost more than their bytes.
 #[derive(Clone)]
-struct HoldBudget {
+pub(super) struct HoldBudget {
     used: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// Bytes charged per byte of a line: matches mode keeps each line twice
     /// (the text and its record).
     weight: usize,
+    /// Bytes charged per line besides its text: the `String` in the list,
+    /// the allocator's rounding, and in matches mode the record.
+    per_line: usize,
 }
 
 impl HoldBudget {
-    /// Most bytes of lines the helpers of one search hold at once.
-    const MAX: usize = GREP_MAX_BYTES;
+    /// Most bytes the helpers of one search hold at once in lines.
+    pub(super) const MAX: usize = GREP_MAX_BYTES;
+    /// What an allocation may take beyond the bytes asked for (its rounding
+    /// up to a size class), counted once per allocation.
+    const ALLOC_SLACK: usize = 16;
 
-    fn new(mode: Mode) -> Self {
-        Self { used: Default::default(), weight: if mode == Mode::Matches { 2 } else { 1 } }
+    pub(super) fn new(mode: Mode) -> Self {
+        let line = std::mem::size_of::<String>() + Self::ALLOC_SLACK;
+        let (weight, per_line) = match mode {
+            // The record: its struct, and its path and text allocations.
+            Mode::Matches => (2, line + std::mem::size_of::<GrepMatch>() + 2 * Self::ALLOC_SLACK),
+            _ => (1, line),
+        };
+        Self { used: Default::default(), weight, per_line }
     }
 
     /// A share of the budget for one file's lines, empty at first.
-    fn share(&self) -> Held {
+    pub(super) fn share(&self) -> Held {
         Held { budget: self.clone(), bytes: 0 }
     }
 }
 
 /// One file's share of a [`HoldBudget`], given back when dropped (merged,
 /// or left out).
-struct Held {
+pub(super) struct Held {
     budget: HoldBudget,
     bytes: usize,
 }
 
 impl Held {
-    /// Count `n` more bytes of lines; false, with nothing counted, when the
-    /// budget has no room for them.
-    fn take(&mut self, n: usize) -> bool {
+    /// Count one more line of `len` bytes (without its terminator); false,
+    /// with nothing counted, when the budget has no room for it.
+    pub(super) fn take(&mut self, len: usize) -> bool {
         use std::sync::atomic::Ordering::SeqCst;
-        let n = n.saturating_mul(self.budget.weight);
+        let n = (len + 1).saturating_mul(self.budget.weight).saturating_add(self.budget.per_line);
         let before = self.budget.used.fetch_add(n, SeqCst);
         if before.saturating_add(n) > HoldBudget::MAX {
             self.budget.used.fetch_sub(n, SeqCst);
@@ -509,6 +522,20 @@ impl Drop for HelperThreads {
     }
 }
 
+/// Most files searched ahead of the first one the merge still waits for.
+pub(super) const GREP_MAX_AHEAD: usize = 2048;
+
+/// Raises its flag if its thread unwinds (a helper that panicked).
+struct PanicFlag<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for PanicFlag<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
 /// Results that may arrive out of order, merged in walk order.
 struct InOrder {
     merged: Merged,
@@ -530,6 +557,8 @@ impl InOrder {
             return;
         }
         self.waiting.insert(i, found);
+        #[cfg(test)]
+        stall::saw_waiting(self.waiting.len());
         while let Some(mut found) = self.waiting.remove(&self.next) {
             self.next += 1;
             if let Searched::Again { rel, abs } = found {
@@ -541,6 +570,11 @@ impl InOrder {
                 return;
             }
         }
+    }
+
+    /// How many files' results wait for a file before them.
+    fn waiting(&self) -> usize {
+        self.waiting.len()
     }
 
     /// The output is full: nothing more is wanted.
@@ -856,11 +890,15 @@ fn grep(
         let work_rx = std::sync::Mutex::new(work_rx);
         let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Vec<(usize, Searched)>>(queue);
         let stop = std::sync::atomic::AtomicBool::new(false);
+        // Set when a helper panics: the merge may then wait for a file
+        // nobody will send, so the walk stops (and the scope re-raises).
+        let failed = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             for _ in 0..helpers.count {
-                let (done_tx, work_rx, searcher, search, stop, hold) =
-                    (done_tx.clone(), &work_rx, &searcher, &search, &stop, &hold);
+                let (done_tx, work_rx, searcher, search, stop, hold, failed) =
+                    (done_tx.clone(), &work_rx, &searcher, &search, &stop, &hold, &failed);
                 scope.spawn(move || {
+                    let _failed = PanicFlag(failed);
                     let mut searcher = searcher.build();
                     loop {
                         let job = work_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -871,6 +909,8 @@ fn grep(
                                 let found = if stop.load(std::sync::atomic::Ordering::Relaxed) {
                                     Searched::Hidden
                                 } else {
+                                    #[cfg(test)]
+                                    stall::before_search(&abs);
                                     search.file(&mut searcher, rel, abs, room, Some(hold))
                                 };
                                 (i, found)
@@ -884,9 +924,26 @@ fn grep(
             }
             drop(done_tx);
             let mut files = files.enumerate().peekable();
-            while files.peek().is_some() {
+            'walk: while files.peek().is_some() {
                 if sequence.full() || cancel.is_cancelled() {
                     break;
+                }
+                // The merge waits for a file a helper still searches (a
+                // large or slow one): walk on only so far ahead of it, so
+                // the results waiting for it stay bounded however many
+                // files follow.
+                while sequence.waiting() >= GREP_MAX_AHEAD && !sequence.full() && !cancel.is_cancelled() {
+                    use std::sync::mpsc::RecvTimeoutError;
+                    if failed.load(std::sync::atomic::Ordering::SeqCst) {
+                        break 'walk;
+                    }
+                    #[cfg(test)]
+                    stall::release();
+                    match done_rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                        Ok(found) => found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own)),
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => break 'walk,
+                    }
                 }
                 let job: Batch = files.by_ref().take(GREP_BATCH).map(|(i, (rel, abs))| (i, rel, abs)).collect();
                 match work_tx.try_send(job) {
@@ -914,6 +971,8 @@ fn grep(
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             drop(work_tx);
+            #[cfg(test)]
+            stall::release();
             for found in done_rx {
                 found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own));
             }
@@ -1004,4 +1063,50 @@ fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<
         }
     };
     Ok(out)
+}
+
+/// A test's hold on the merge: a helper about to search a file named
+/// [`stall::NAME`] waits until the walking thread waits for results (or has
+/// walked everything), so the files after it are searched while the merge
+/// waits for it.
+#[cfg(test)]
+pub(super) mod stall {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::{Condvar, Mutex};
+
+    /// The name of the file a helper stalls on.
+    pub(crate) const NAME: &str = "wrepl-test-stall.txt";
+    static RELEASED: Mutex<bool> = Mutex::new(true);
+    static CHANGED: Condvar = Condvar::new();
+    /// How many times a helper stalled, since [`arm`].
+    pub(crate) static STALLS: AtomicUsize = AtomicUsize::new(0);
+    /// Most results that waited for the merge at once, in any search since [`arm`].
+    pub(crate) static MAX_WAITING: AtomicUsize = AtomicUsize::new(0);
+
+    /// The next search of [`NAME`] by a helper stalls.
+    pub(crate) fn arm() {
+        *RELEASED.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        STALLS.store(0, SeqCst);
+        MAX_WAITING.store(0, SeqCst);
+    }
+
+    pub(crate) fn before_search(abs: &std::path::Path) {
+        if abs.file_name().is_none_or(|n| n != NAME) {
+            return;
+        }
+        STALLS.fetch_add(1, SeqCst);
+        let mut released = RELEASED.lock().unwrap_or_else(|p| p.into_inner());
+        while !*released {
+            released = CHANGED.wait(released).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    pub(crate) fn release() {
+        *RELEASED.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        CHANGED.notify_all();
+    }
+
+    pub(crate) fn saw_waiting(n: usize) {
+        MAX_WAITING.fetch_max(n, SeqCst);
+    }
 }
