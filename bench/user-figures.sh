@@ -81,6 +81,25 @@ print(f"  rg -l: median {rg * 1000:.1f} ms; wrepl Grep: median {wr * 1000:.1f} m
 PY
 echo "  matching files: rg $(rg -l -e 'fn\s+main' | wc -l), wrepl $("$WREPL" eval --root . "$WORK/grep.js")"
 
+echo "== Grep's content mode against rg -n over the same tree"
+# Both print every matching line with its path and number. wrepl's lines come
+# in walk order, the same every run; rg's plain run prints them in the order
+# its threads finish, and --sort path gives the same guarantee as wrepl's on
+# one thread.
+printf '%s\n' "(await Grep({pattern: String.raw\`fn\\s+main\`, output_mode: 'content', head_limit: 0})).numLines" > "$WORK/content.js"
+hyperfine --warmup 3 --runs 15 --export-json "$WORK/content.json" \
+  -n 'rg -n' "rg -n -e 'fn\\s+main'" \
+  -n 'rg -n --sort path' "rg -n --sort path -e 'fn\\s+main'" \
+  -n 'wrepl Grep content' "$WREPL eval --root . $WORK/content.js" >/dev/null
+python3 - "$WORK/content.json" <<'PY3'
+import json, sys
+r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
+rg, sorted_rg, wr = r["rg -n"], r["rg -n --sort path"], r["wrepl Grep content"]
+print(f"  rg -n: median {rg * 1000:.1f} ms; rg -n --sort path: median {sorted_rg * 1000:.1f} ms; "
+      f"wrepl Grep content: median {wr * 1000:.1f} ms ({wr / rg:.2f}x rg -n, {wr / sorted_rg:.2f}x rg --sort path)")
+PY3
+echo "  matching lines: rg $(rg -n -e 'fn\s+main' | wc -l), wrepl $("$WREPL" eval --root . "$WORK/content.js")"
+
 echo "== Glob against rg --files over the same tree"
 # Both walk the whole tree with .gitignore honoured; rg prints every match,
 # Glob returns the 100 most recently modified (it reads each match's mtime).

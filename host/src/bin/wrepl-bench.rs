@@ -207,10 +207,33 @@ fn image_changes(range: &str, lo: u64, hi: u64, offset: u64) -> J {
         (Err(e), _) | (_, Err(e)) => return json!(format!("error: {e}")),
     };
     let (mut pages, mut words) = (0u64, 0u64);
-    for (a, b) in now.chunks(PAGE as usize).zip(image.chunks(PAGE as usize)) {
-        let changed = a.chunks(4).zip(b.chunks(4)).filter(|(x, y)| x != y).count() as u64;
+    // `WREPL_BENCH_PAGE_DIFF=<file>`: every changed word, one line each
+    // (offset in the image, the image's value, the sandbox's), for telling
+    // a reference count raised from a pointer rewritten.
+    let mut dump = std::env::var_os("WREPL_BENCH_PAGE_DIFF").map(|_| String::new());
+    for (p, (a, b)) in now.chunks(PAGE as usize).zip(image.chunks(PAGE as usize)).enumerate() {
+        let mut changed = 0u64;
+        for (w, (x, y)) in a.chunks(4).zip(b.chunks(4)).enumerate() {
+            if x == y {
+                continue;
+            }
+            changed += 1;
+            if let Some(d) = dump.as_mut() {
+                let word = |v: &[u8]| u32::from_le_bytes(v.try_into().unwrap_or_default());
+                let at = offset + p as u64 * PAGE + w as u64 * 4;
+                d.push_str(&format!("{at:#x} {:#x} {:#x}\n", word(y), word(x)));
+            }
+        }
         pages += (changed > 0) as u64;
         words += changed;
+    }
+    if let (Some(d), Some(path)) = (dump, std::env::var_os("WREPL_BENCH_PAGE_DIFF")) {
+        // And the image itself, `<file>.image`, to read what the words belong to.
+        let mut image_path = path.clone();
+        image_path.push(".image");
+        if let Err(e) = std::fs::write(&path, d).and_then(|()| std::fs::write(&image_path, &image)) {
+            return json!(format!("error: WREPL_BENCH_PAGE_DIFF {path:?}: {e}"));
+        }
     }
     json!({"pages": (hi - lo) / PAGE, "changed_pages": pages, "changed_words": words})
 }
