@@ -360,10 +360,22 @@ impl Workspace {
 
     /// What a walk below `base` must skip: see [`WalkGuard`].
     pub fn walk_guard(&self, base: &Resolved) -> WalkGuard {
+        let base_real = self.real_path(base);
+        let bases = [&base.abs, &base_real];
+        // An entry of the walk is its base joined with more components, so
+        // only a protected path at or below a base (or above it, which hides
+        // the whole walk) can be a prefix of one: the others are not asked
+        // about every entry.
+        let protected = self
+            .protected
+            .iter()
+            .filter(|q| bases.iter().any(|b| q.starts_with(b) || b.starts_with(q)))
+            .cloned()
+            .collect();
         WalkGuard {
             base: base.abs.clone(),
-            base_real: self.real_path(base),
-            protected: self.protected.clone(),
+            base_real,
+            protected,
             protected_ids: self.protected_ids.clone(),
             read_filter: self.read_filter.clone(),
         }
@@ -453,11 +465,17 @@ impl WalkGuard {
     /// known; for a directory (`is_dir`) the filter is also asked about its
     /// contents (so `dir/**` prunes `dir`).
     pub fn hides(&self, path: &Path, ino: Option<u64>, is_dir: bool) -> bool {
-        let real = match path.strip_prefix(&self.base) {
-            Ok(sub) if self.base_real != self.base => Some(self.base_real.join(sub)),
-            Ok(_) => None,
-            // Not below the base: nothing is known about it.
-            Err(_) => return true,
+        let real = if self.base_real == self.base {
+            if !self.below_base(path) {
+                // Not below the base: nothing is known about it.
+                return true;
+            }
+            None
+        } else {
+            match path.strip_prefix(&self.base) {
+                Ok(sub) => Some(self.base_real.join(sub)),
+                Err(_) => return true,
+            }
         };
         let paths = std::iter::once(path).chain(real.as_deref());
         for p in paths {
@@ -477,6 +495,15 @@ impl WalkGuard {
             }
         }
         false
+    }
+
+    /// Whether `path` is below the base: first as the walker names its
+    /// entries (the base's bytes, a slash, more), else component by component.
+    fn below_base(&self, path: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt as _;
+        let (p, b) = (path.as_os_str().as_bytes(), self.base.as_os_str().as_bytes());
+        let named = p.len() > b.len() + 1 && p.starts_with(b) && p[b.len()] == b'/' && !b.ends_with(b"/");
+        named || path.starts_with(&self.base)
     }
 
     /// True when the walk's base itself must not be listed from.
