@@ -66,19 +66,26 @@ files=$(find "$WORK/tree" -path "$WORK/tree/.git" -prune -o -type f -print | wc 
 bytes=$(du -sb "$WORK/tree" | cut -f1)
 echo "  tree: $files files, $bytes bytes"
 cd "$WORK/tree"
+# medians RESULTS.json [REFERENCE...]: each command's median, and the ratio of
+# each other command's to each reference's (by default the first command).
+medians() {
+  python3 - "$@" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+refs = sys.argv[2:] or [results[0]["command"]]
+median = {x["command"]: x["median"] for x in results}
+for x in results:
+    ratios = ", ".join(f"{x['median'] / median[r]:.2f}x {r}" for r in refs if r != x["command"])
+    print(f"  {x['command']}: median {x['median'] * 1000:.1f} ms" + (f" ({ratios})" if ratios and x["command"] not in refs else ""))
+PY
+}
 # Both list the files that match, respecting .gitignore; the page cache is warm.
 printf '%s\n' "(await Grep({pattern: String.raw\`fn\\s+main\`, output_mode: 'files_with_matches'})).numFiles" > "$WORK/grep.js"
 hyperfine --warmup 3 --runs 15 --export-json "$WORK/grep.json" \
   -n 'rg -l' "rg -l -e 'fn\\s+main'" \
   -n 'wrepl Grep' "$WREPL eval --root . $WORK/grep.js" \
   -n 'wrepl Grep, one core' "taskset -c 0 $WREPL eval --root . $WORK/grep.js" >/dev/null
-python3 - "$WORK/grep.json" <<'PY'
-import json, sys
-r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
-rg, wr, one = r["rg -l"], r["wrepl Grep"], r["wrepl Grep, one core"]
-print(f"  rg -l: median {rg * 1000:.1f} ms; wrepl Grep: median {wr * 1000:.1f} ms ({wr / rg:.2f}x rg); "
-      f"on one core {one * 1000:.1f} ms")
-PY
+medians "$WORK/grep.json"
 echo "  matching files: rg $(rg -l -e 'fn\s+main' | wc -l), wrepl $("$WREPL" eval --root . "$WORK/grep.js")"
 
 echo "== Grep's content mode against rg -n over the same tree"
@@ -91,13 +98,7 @@ hyperfine --warmup 3 --runs 15 --export-json "$WORK/content.json" \
   -n 'rg -n' "rg -n -e 'fn\\s+main'" \
   -n 'rg -n --sort path' "rg -n --sort path -e 'fn\\s+main'" \
   -n 'wrepl Grep content' "$WREPL eval --root . $WORK/content.js" >/dev/null
-python3 - "$WORK/content.json" <<'PY3'
-import json, sys
-r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
-rg, sorted_rg, wr = r["rg -n"], r["rg -n --sort path"], r["wrepl Grep content"]
-print(f"  rg -n: median {rg * 1000:.1f} ms; rg -n --sort path: median {sorted_rg * 1000:.1f} ms; "
-      f"wrepl Grep content: median {wr * 1000:.1f} ms ({wr / rg:.2f}x rg -n, {wr / sorted_rg:.2f}x rg --sort path)")
-PY3
+medians "$WORK/content.json" 'rg -n' 'rg -n --sort path'
 echo "  matching lines: rg $(rg -n -e 'fn\s+main' | wc -l), wrepl $("$WREPL" eval --root . "$WORK/content.js")"
 
 echo "== Glob against rg --files over the same tree"
@@ -107,12 +108,7 @@ printf '%s\n' "(await Glob({pattern: '**/*.rs'})).numFiles" > "$WORK/glob.js"
 hyperfine --warmup 3 --runs 15 --export-json "$WORK/glob.json" \
   -n 'rg --files' "rg --files -g '*.rs'" \
   -n 'wrepl Glob' "$WREPL eval --root . $WORK/glob.js" >/dev/null
-python3 - "$WORK/glob.json" <<'PY2'
-import json, sys
-r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
-rg, wr = r["rg --files"], r["wrepl Glob"]
-print(f"  rg --files -g '*.rs': median {rg * 1000:.1f} ms; wrepl Glob '**/*.rs': median {wr * 1000:.1f} ms ({wr / rg:.2f}x rg)")
-PY2
+medians "$WORK/glob.json"
 echo "  matching files: rg $(rg --files -g '*.rs' | wc -l), wrepl lists the newest $("$WREPL" eval --root . "$WORK/glob.js")"
 
 echo "== binary"

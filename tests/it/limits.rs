@@ -139,25 +139,10 @@ async fn oversized_and_deeply_nested_code_is_refused() {
 /// input whole took 1.2 GiB here (the records, then the transcript printed).
 #[test]
 fn records_of_many_large_inputs_keep_the_host_memory_bounded() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let code = "const big = 'x'.repeat(1 << 20); let n = 0; \
                 for (let i = 0; i < 400; i++) { try { await Write({ file_path: 'a.txt', content: big }) } catch (e) { if (e.kind === 'denied') n++ } } n";
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["eval", "--json", "-e", code, "-e", "await new Promise(r => setTimeout(r, 600000))"])
-        .current_dir(dir.path())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(!first.is_empty(), "wrepl printed no result (its stderr is above)");
-    let status = status.unwrap();
+    let (first, peak_kib) = first_result_and_peak(dir.path(), &["--json", "-e", code]);
     let r: serde_json::Value = serde_json::from_str(first.trim()).unwrap();
     assert_eq!(r["result"], json!(400), "{r}");
     assert!(!dir.path().join("a.txt").exists());
@@ -170,11 +155,6 @@ fn records_of_many_large_inputs_keep_the_host_memory_bounded() {
         assert!(u["input"]["bytes"].as_u64().unwrap() > 1 << 20);
         assert!(u["input"].to_string().len() < 10_000);
     }
-    let peak_kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/PID/status");
     assert!(peak_kib < 200 << 10, "the wrepl process peaked at {} MiB", peak_kib >> 10);
 }
 
@@ -188,7 +168,6 @@ fn records_of_many_large_inputs_keep_the_host_memory_bounded() {
 /// times the 10 MiB output bound.
 #[test]
 fn grep_lines_held_for_the_merge_stay_within_one_bound() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let line = format!("needle {}\n", "x".repeat(992));
     std::fs::write(dir.path().join("f00.txt"), line.repeat(12_000)).unwrap();
@@ -198,9 +177,24 @@ fn grep_lines_held_for_the_merge_stay_within_one_bound() {
     let code = "const r = await Grep({ pattern: 'needle', output_mode: 'content' }); \
                 [r.numLines, r.truncated, r.content.split('\\n')[0].startsWith(process_root + '/f00.txt:1:needle ')]";
     let code = code.replace("process_root", &format!("{:?}", dir.path().canonicalize().unwrap().to_str().unwrap()));
+    let (first, peak_kib) = first_result_and_peak(dir.path(), &["-e", &code]);
+    // The output's line bound cuts the first file.
+    let r: serde_json::Value = serde_json::from_str(first.trim()).unwrap();
+    assert_eq!(r, json!([10_000, true, true]));
+    // (130 MiB here; without the bound, 874 MiB.)
+    assert!(peak_kib < 300 << 10, "the wrepl process peaked at {} MiB", peak_kib >> 10);
+}
+
+/// Run `wrepl eval ARGS` in `dir`, followed by an evaluation that waits, and
+/// read the first evaluation's printed result and the process's peak
+/// resident memory in KiB (`VmHWM`) while it waits; then kill it.
+fn first_result_and_peak(dir: &std::path::Path, args: &[&str]) -> (String, u64) {
+    use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["eval", "-e", &code, "-e", "await new Promise(r => setTimeout(r, 600000))"])
-        .current_dir(dir.path())
+        .arg("eval")
+        .args(args)
+        .args(["-e", "await new Promise(r => setTimeout(r, 600000))"])
+        .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
@@ -212,15 +206,11 @@ fn grep_lines_held_for_the_merge_stay_within_one_bound() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!first.is_empty(), "wrepl printed no result (its stderr is above)");
-    // The output's line bound cuts the first file.
-    let r: serde_json::Value = serde_json::from_str(first.trim()).unwrap();
-    assert_eq!(r, json!([10_000, true, true]));
-    let peak_kib: u64 = status
+    let peak_kib = status
         .unwrap()
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmHWM in /proc/PID/status");
-    // (130 MiB here; without the bound, 874 MiB.)
-    assert!(peak_kib < 300 << 10, "the wrepl process peaked at {} MiB", peak_kib >> 10);
+    (first, peak_kib)
 }
