@@ -89,6 +89,7 @@ impl StateRoot {
         w("state/default.sqlite3", "SQLite format 3\0 PROTECTED_MARKER other sessions' data\n");
         w("state/default.sqlite3-wal", "PROTECTED_MARKER wal\n");
         w("state/default.sqlite3-shm", "PROTECTED_MARKER shm\n");
+        w("state/notes.txt", "an ordinary file beside the store\n");
         w("visible.txt", "PROTECTED_MARKER in an ordinary file\n");
         w("a.txt", "a\n");
         std::fs::create_dir(root.join("links")).unwrap();
@@ -221,13 +222,14 @@ fn glob_and_grep_never_list_wrepls_own_state() {
         const names = [];
         for (const [p, o] of [['**/*', {}], ['**/*', { path: '.' }], ['**/*', { path: 'state' }],
                               ['cache/*', {}], ['**/*.cwasm', {}], ['**/*.sqlite3*', {}], ['*.json', {}],
-                              ['**/*.sh', {}], ['**/cache.key', {}], ['**/*', { path: 'hooks' }]]) {
+                              ['**/*.sh', {}], ['**/cache.key', {}], ['**/*', { path: 'hooks' }],
+                              ['**/*', { path: 'links/state' }]]) {
           try { names.push(...await gl(p, o)) } catch (e) { names.push('error ' + p + ': ' + e.kind) }
         }
         const lines = [];
         for (const o of [{}, { path: '.' }, { glob: '*' }, { glob: '**/*.sqlite3*' }, { path: 'state' },
                          { '-i': true }, { glob: '*.{json,sh}' }, { path: 'hooks' }, { type: 'sh' },
-                         { multiline: true }, { path: 'links' }]) {
+                         { multiline: true }, { path: 'links' }, { path: 'links/state' }]) {
           try { lines.push(await rg('PROTECTED_MARKER|mcpServers|hooks/pre', o)) } catch (e) { lines.push('error: ' + e.kind) }
         }
         const files = await rgf('.', { glob: '**/*' });
@@ -244,6 +246,10 @@ fn glob_and_grep_never_list_wrepls_own_state() {
     assert!(r["names"].as_array().unwrap().contains(&json!(format!("{root}/visible.txt"))), "{r:#}");
     assert!(r["lines"][0].as_str().unwrap().contains("visible.txt:1:PROTECTED_MARKER"), "{r:#}");
     assert!(r["files"].as_array().unwrap().contains(&json!(format!("{root}/a.txt"))), "{r:#}");
+    // Walked through a link to the store's directory (the walk's base is
+    // then not where its entries really are), the store stays hidden and
+    // the ordinary file beside it is listed.
+    assert!(r["names"].as_array().unwrap().contains(&json!(format!("{root}/links/state/notes.txt"))), "{r:#}");
     // A protected directory named as the search directory is refused outright.
     assert!(shown.contains("error cache/*: protected"), "{r:#}");
 }

@@ -619,4 +619,30 @@ mod tests {
         assert!(ws.resolve_dir(&root, "sub").is_ok());
         assert!(ws.resolve_dir(&root, "nope").is_err());
     }
+
+    /// The walk guard hides a protected path by its name alone (no inode
+    /// given), below the walk's base or, walked through a link, below the
+    /// base's real path; and it hides what is not below the base at all.
+    #[test]
+    fn the_walk_guard_hides_protected_paths_by_name_whatever_the_base() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("state")).unwrap();
+        std::fs::create_dir_all(root.join("other")).unwrap();
+        std::fs::write(root.join("state/s.db"), "x").unwrap();
+        std::os::unix::fs::symlink("state", root.join("link")).unwrap();
+        let ws = Workspace::new([&root]).unwrap().with_protected([root.join("state/s.db")]);
+        for (base, below) in [("", "state/s.db"), ("state", "state/s.db"), ("link", "link/s.db")] {
+            let base = ws.resolve_dir(&root, if base.is_empty() { "." } else { base }).unwrap();
+            let guard = ws.walk_guard(&base);
+            assert!(guard.hides(&root.join(below), None, false), "{below} from {}", base.abs.display());
+            assert!(!guard.hides(&root.join(below).with_file_name("notes.txt"), None, false), "{below}");
+        }
+        // A base with nothing protected below it: its entries are shown, and
+        // a path outside it is hidden.
+        let guard = ws.walk_guard(&ws.resolve_dir(&root, "other").unwrap());
+        assert!(!guard.hides(&root.join("other/a.txt"), None, false));
+        assert!(guard.hides(&root.join("state/s.db"), None, false));
+        assert!(guard.hides(&root.join("otherwise/a.txt"), None, false));
+    }
 }
