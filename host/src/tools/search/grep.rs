@@ -572,6 +572,13 @@ impl InOrder {
         }
     }
 
+    /// The results of a batch of files (see [`Self::put`]).
+    fn put_batch(&mut self, found: Vec<(usize, Searched)>, search: &FileSearch<'_>, searcher: &mut Searcher) {
+        for (i, f) in found {
+            self.put(i, f, search, searcher);
+        }
+    }
+
     /// How many files' results wait for a file before them.
     fn waiting(&self) -> usize {
         self.waiting.len()
@@ -940,7 +947,7 @@ fn grep(
                     #[cfg(test)]
                     stall::release();
                     match done_rx.recv_timeout(std::time::Duration::from_millis(100)) {
-                        Ok(found) => found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own)),
+                        Ok(found) => sequence.put_batch(found, &search, &mut own),
                         Err(RecvTimeoutError::Timeout) => {}
                         Err(RecvTimeoutError::Disconnected) => break 'walk,
                     }
@@ -963,7 +970,7 @@ fn grep(
                     Err(std::sync::mpsc::TrySendError::Disconnected(_)) => break,
                 }
                 while let Ok(found) = done_rx.try_recv() {
-                    found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own));
+                    sequence.put_batch(found, &search, &mut own);
                 }
             }
             // Queued files are searched only while their output is wanted.
@@ -978,7 +985,7 @@ fn grep(
                 stall::release();
             }
             for found in done_rx {
-                found.into_iter().for_each(|(k, f)| sequence.put(k, f, &search, &mut own));
+                sequence.put_batch(found, &search, &mut own);
             }
         });
     }
