@@ -1,5 +1,5 @@
 //! What the command line prints and reads: the terminal sanitizer
-//! (`wrepl::terminal_safe`) and the settings loader (`Settings::from_json`).
+//! (`wrepl::text::terminal_safe`) and the settings loader (`Settings::from_json`).
 //! Invariants:
 //! - sanitized text holds no control character but `\n` and `\t` (so no
 //!   escape sequence can reach the terminal), keeps every other character in
@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wrepl::{terminal_safe, Settings};
+use wrepl::{Settings, text::terminal_safe};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

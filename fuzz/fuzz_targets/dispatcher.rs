@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use wrepl::{Dispatcher, FailureKind, Repl};
+use wrepl::{Dispatcher, Repl, call::FailureKind};
 use wrepl_fuzz::{arb_json, arb_string, runtime, JsonShape};
 
 const BUILTIN: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep", "Sample", "chdir"];

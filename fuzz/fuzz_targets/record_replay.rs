@@ -17,7 +17,7 @@ use std::time::Duration;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use wrepl::replay::store::SqliteStore;
-use wrepl::{EvalOptions, Repl, Verdict};
+use wrepl::{EvalOptions, Repl, replay::player::Verdict};
 use wrepl_fuzz::{runtime, FuzzTools};
 
 #[derive(Debug, Arbitrary)]

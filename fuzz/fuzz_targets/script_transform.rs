@@ -1,4 +1,4 @@
-//! The REPL transform and sealed-import scan (`wrepl::prepare`) on
+//! The REPL transform and sealed-import scan (`wrepl::source::prepare`) on
 //! arbitrary input. Invariants (all true of the current design):
 //! - never panics (a panic or stack overflow is a crash);
 //! - the same input always gets the same answer;
@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wrepl::{prepare, ScriptLimits, ScriptRejected};
+use wrepl::{source::prepare, source::ScriptLimits, source::ScriptRejected};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the limits (small ones exercise the limit paths),

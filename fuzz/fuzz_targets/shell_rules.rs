@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
-use wrepl::{Dispatcher, FailureKind, Repl, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use wrepl::{Dispatcher, Repl, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, call::FailureKind};
 use wrepl_fuzz::runtime;
 
 /// Builtins the allow world grants (one rule each, `Bash(<name>:*)`).

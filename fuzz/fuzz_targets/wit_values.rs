@@ -26,7 +26,7 @@ use std::time::Duration;
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
-use wrepl::{EvalOptions, Repl, MAX_REGISTERED_TOOLS};
+use wrepl::{EvalOptions, Repl, engine::MAX_REGISTERED_TOOLS};
 use wrepl_fuzz::{arb_json, arb_string, js_str, runtime, FuzzTools, JsonShape};
 
 const WORDS: &[&str] = &[

@@ -13,7 +13,9 @@ use rquickjs::{qjs, CatchResultExt, CaughtError, Context, Ctx, Function, Object,
 use crate::heap::{self, heap_exhausted, HeapLimit};
 use crate::managed::{self, Managed};
 use crate::natives::Sealed;
-use crate::wrepl::sandbox::types::{CallDone, Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError};
+use crate::wrepl::sandbox::types::{
+    CallDone, Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError, ShorthandForm,
+};
 use crate::wrepl::sandbox::{calls, host};
 
 /// QuickJS stack limit while booting (bytes).
@@ -30,7 +32,7 @@ struct Js {
 /// How far a runtime got: booted (the same for every sandbox, and what a
 /// pre-initialised snapshot of the guest holds) or configured by `init`.
 enum Stage {
-    /// The prelude ran; `configure(tools, repoHint)` installs one sandbox's tools.
+    /// The prelude ran; `configure(tools, repoHint, prefix, shorthands)` installs one sandbox's tools.
     Booted(Persistent<Function<'static>>),
     /// `init` ran: the control functions that drive each evaluation, and
     /// the managed globals to refresh before each.
@@ -277,7 +279,15 @@ pub(crate) fn init(config: Config) -> Result<(), String> {
                 b.set("global", t.global.as_str())?;
                 tools.set(i, b)?;
             }
-            configure.restore(&ctx)?.call((tools, config.repo_hint.as_str()))
+            let shorthands = rquickjs::Array::new(ctx.clone())?;
+            for (i, s) in config.shorthands.iter().enumerate() {
+                let o = Object::new(ctx.clone())?;
+                o.set("global", s.global.as_str())?;
+                o.set("form", form_name(s.form))?;
+                o.set("tool", s.tool.as_str())?;
+                shorthands.set(i, o)?;
+            }
+            configure.restore(&ctx)?.call((tools, config.repo_hint.as_str(), config.registered_prefix.as_str(), shorthands))
         };
         let control = setup().catch(&ctx).map_err(|e| format!("sandbox setup failed: {e}"))?;
         let fns = OPS
@@ -293,6 +303,20 @@ pub(crate) fn init(config: Config) -> Result<(), String> {
     js.stage = Stage::Ready(control, managed);
     JS.with(|slot| *slot.borrow_mut() = Some(js));
     Ok(())
+}
+
+/// The key of a shorthand form in the prelude's `forms` table.
+fn form_name(form: ShorthandForm) -> &'static str {
+    match form {
+        ShorthandForm::Shell => "shell",
+        ShorthandForm::Read => "read",
+        ShorthandForm::GrepContent => "grep-content",
+        ShorthandForm::GrepFiles => "grep-files",
+        ShorthandForm::Glob => "glob",
+        ShorthandForm::Write => "write",
+        ShorthandForm::Sample => "sample",
+        ShorthandForm::Chdir => "chdir",
+    }
 }
 
 /// The `eval` export: run one script in the configured sandbox.

@@ -31,7 +31,7 @@ const PRELUDE: &str = concat!(
 );
 
 /// Evaluate the prelude with the native bridge: defines the managed globals
-/// that are the same for every sandbox and returns `configure(tools, repoHint)`.
+/// that are the same for every sandbox and returns `configure(tools, repoHint, prefix, shorthands)`.
 pub(crate) fn boot_prelude<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
     let native = install_natives(ctx)?;
     let f = Function::from_value(eval_without_source(ctx, PRELUDE)?)?;

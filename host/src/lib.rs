@@ -54,23 +54,32 @@
 //! # }
 //! ```
 //!
-//! The layers, each knowing only what it needs:
+//! The layers, each knowing only what it needs, from the bottom up:
 //!
-//! - `runtime`: the wasmtime engine, one guest instance per context, limits
-//!   and budgets, and the boundary [`Event`]s a [`Recorder`] receives — it
-//!   knows WebAssembly, not tools or storage;
-//! - `pipeline`: the [`Dispatcher`] and its stages (permissions, hooks,
-//!   isolation, settings) — it knows tool calls, not WebAssembly;
+//! - [`call`] and [`budget`]: the vocabulary every layer shares — one
+//!   [`call::Call`] of a tool, the [`call::FailureKind`] of every failure, the
+//!   names sent to the guest at init, and the one script budget and hard
+//!   limit;
+//! - `runtime` (its face: [`engine`]): the wasmtime engine, one guest
+//!   instance per context, limits and budgets, and the boundary
+//!   [`engine::Event`]s a [`engine::Recorder`] receives — it knows
+//!   WebAssembly, not tools or storage;
 //! - `tools`: the built-in tools; they touch the OS (files through cap-std
 //!   directories rooted at the workspace roots) and know no policy;
-//! - [`replay`]: the hash-chained session log, its SQLite store, recording
-//!   and restoring (replay) of contexts;
-//! - `repl`: the embeddable [`Repl`] and its [`ReplBuilder`];
-//!   `context`: [`ContextManager`], contexts per key and boundary;
+//! - [`replay`]: the hash-chained session log, its SQLite and PostgreSQL
+//!   stores, recording and restoring (replay) of contexts;
+//! - `pipeline` (its face: [`policy`]): the [`Dispatcher`] and its stages
+//!   (permissions, hooks, isolation, settings) — it knows tool calls, not
+//!   WebAssembly;
+//! - `repl`: the embeddable [`Repl`], its [`ReplBuilder`] and the
+//!   [`Evaluation`] every front end and replay build; [`context`]:
+//!   [`context::ContextManager`], contexts per key and boundary;
 //! - [`mcp`]: the MCP server (`wrepl serve`) and the client for downstream
 //!   MCP servers; [`dts`]: TypeScript declarations of the sandbox.
 
-mod context;
+pub mod budget;
+pub mod call;
+pub mod context;
 pub mod dts;
 mod ids;
 pub mod mcp;
@@ -84,39 +93,60 @@ mod script;
 mod shell_syntax;
 #[doc(hidden)]
 pub mod testing;
-mod text;
+pub mod text;
 mod tools;
 
-pub use context::{context_log_name, fork_log, session_name, ContextManager, ContextStatus, Hydration, MAIN};
-pub use pipeline::dispatcher::{
-    js_global_for, watchdog_for, Admission, Approver, CallRecord, Dispatcher, EvalCalls, FrontCall, FrontDefault,
-    PipelineError, RecordJson, Refusal, Settlement, HARD_LIMIT, MAX_IMAGES, MAX_PDFS,
-};
+// The crate root holds what an embedder wires a REPL with; the rest is in
+// the modules above and the facades below.
+
+pub use pipeline::dispatcher::{Approver, Dispatcher};
 pub use pipeline::events::{EventSink, Phase, ProgressEvent};
-pub use pipeline::permissions::Decision;
-pub use pipeline::settings::{ClaudeSettings, Settings, SettingsError};
+pub use pipeline::settings::Settings;
 /// How `Bash` commands are confined (Landlock, namespaces; see the module docs), and what works here.
 pub use process::confine as confinement;
 pub use repl::{
-    cap_text, parse_timeout, timeout_from_ms, BlockVerdict, EvalOptions, EvalResult, Limits, OnTamper, Repl,
-    ReplBuilder, ReplError, RestoreReport, Resumption, SessionConfig, Verdict, DEFAULT_TEXT_CAP, DEFAULT_TIMEOUT_MS,
-    HARD_WALL_MS, MAX_TIMEOUT_MS, REGISTERED_PREFIX,
+    EvalOptions, EvalResult, Evaluation, Limits, OnTamper, Repl, ReplBuilder, ReplError, Resumption, SessionConfig,
 };
 pub use repo_hint::repo_hint_for;
-pub use runtime::{precompile_guest, GUEST_COMPONENT, PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET};
-pub use runtime::{
-    Ambient, CallFailure, CancelToken, Divergence, EngineOptions, Event, FailureKind, RecordError, Recorder,
-    RegisteredTool, SandboxEngine, ScriptError, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES, MAX_JS_STACK_LIMIT,
-    MAX_REGISTERED_TOOLS,
-};
-pub use script::{needs_more_input, prepare, ScriptLimits, ScriptRejected};
-pub use text::{panic_line, terminal_safe};
-pub use tools::chdir::CHDIR;
+pub use runtime::{Ambient, EngineOptions, SandboxEngine};
+/// The cancellation token of evaluations and calls (tokio-util's).
+pub use tokio_util::sync::CancellationToken;
 pub use tools::sampling::{SampleError, SampleRequest, Sampler};
 pub use tools::{
-    builtin_tools, Media, ProgressFn, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolProgress,
-    Workspace, FILE_TOOL_TIMEOUT,
+    Media, ProgressFn, RuleKind, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolProgress, Workspace,
 };
+
+/// The WebAssembly engine and the guest: engine options, the precompiled
+/// guest, the boundary events a [`engine::Recorder`] receives, the clock and
+/// randomness a guest sees, and the runtime's limits.
+pub mod engine {
+    pub use crate::runtime::{
+        precompile_guest, Ambient, Divergence, EngineOptions, Event, RecordError, Recorder, RegisteredTool,
+        SandboxEngine, ScriptError, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES, GUEST_COMPONENT,
+        MAX_JS_STACK_LIMIT, MAX_REGISTERED_TOOLS, PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET,
+    };
+}
+
+/// The inner-call pipeline's policy and records: settings, permission
+/// decisions, the [`policy::Dispatcher`] and its front calls, call records
+/// and progress events, the built-in tools and the watchdog.
+pub mod policy {
+    pub use crate::pipeline::dispatcher::{
+        js_global_for, watchdog_for, Admission, Approver, CallRecord, Dispatcher, EvalCalls, FrontCall, FrontDefault,
+        PipelineError, RecordJson, Refusal, Settlement, MAX_IMAGES, MAX_PDFS,
+    };
+    pub use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
+    pub use crate::pipeline::permissions::Decision;
+    pub use crate::pipeline::settings::{ClaudeSettings, Settings, SettingsError};
+    pub use crate::tools::chdir::CHDIR;
+    pub use crate::tools::{builtin_tools, FILE_TOOL_TIMEOUT};
+}
+
+/// The REPL transform every snippet passes before it runs: what is
+/// accepted, and whether a line typed so far needs more input.
+pub mod source {
+    pub use crate::script::{needs_more_input, prepare, ScriptLimits, ScriptRejected};
+}
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -25,7 +25,10 @@ fn main() -> ExitCode {
     // through the hook: print one capped line, not a megabyte of message.
     std::panic::set_hook(Box::new(|info| {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("wrepl: internal panic{at}: {}", wrepl::terminal_safe(&wrepl::panic_line(info.payload())));
+        eprintln!(
+            "wrepl: internal panic{at}: {}",
+            wrepl::text::terminal_safe(&wrepl::text::panic_line(info.payload()))
+        );
     }));
     let cli = cli::Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -40,7 +43,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Messages may quote stored or configured text (a forged log,
             // a settings key): nothing in them may drive the terminal.
-            eprintln!("wrepl: {}", wrepl::terminal_safe(&report(&e)));
+            eprintln!("wrepl: {}", wrepl::text::terminal_safe(&report(&e)));
             ExitCode::from(2)
         }
     }

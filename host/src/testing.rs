@@ -93,7 +93,7 @@ impl Tool for TestTool {
 
     fn native_timeout(&self, _input: &Value) -> Duration {
         // Longer than any test waits, so the REPL's budgets are what stop them.
-        crate::pipeline::dispatcher::HARD_LIMIT
+        crate::budget::HARD_LIMIT
     }
 
     fn call(&self, input: Value, _ctx: ToolContext) -> ToolFuture {

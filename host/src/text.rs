@@ -1,6 +1,9 @@
 //! Text caps and truncation, shared by the layers: every cut lands on a
 //! char boundary, and a capped text says how much was cut.
 
+/// Default cap on a result's text, in characters.
+pub const DEFAULT_TEXT_CAP: usize = 100_000;
+
 /// Largest index `<= i` that is a char boundary of `s` (`s.len()` if `i` is past the end).
 pub(crate) fn floor_char_boundary(s: &str, i: usize) -> usize {
     if i >= s.len() {

@@ -52,6 +52,11 @@ function callError(kind, message) {
  * @param {number} [options.memoryLimit] QuickJS heap limit in bytes, default 256 MiB.
  * @param {number} [options.stackLimit] QuickJS stack limit in bytes, default 256 KiB.
  * @param {string} [options.repoHint] the global `repoHint` (empty: none).
+ * @param {string} [options.registeredPrefix] the prefix `registerTool` names tools with for a model
+ *   (default "eval_registered__", as wrepl's own host).
+ * @param {{global: string, form: string, tool: string}[]} [options.shorthands] shorthand globals
+ *   (`form` is one of the WIT `shorthand-form` cases, e.g. `{global: "cat", form: "read", tool: "Read"}`);
+ *   default none.
  * @param {string} [options.genDir] where build.mjs put the transpiled guest (default: $WREPL_GUEST_GEN, else gen/).
  */
 export async function createSandbox(options = {}) {
@@ -208,6 +213,8 @@ export async function createSandbox(options = {}) {
     stackLimit: options.stackLimit ?? 256 * 1024,
     tools: Object.keys(tools).map((name) => ({ name, global: name })),
     repoHint: options.repoHint ?? "",
+    registeredPrefix: options.registeredPrefix ?? "eval_registered__",
+    shorthands: options.shorthands ?? [],
   });
 
   let busy = false;

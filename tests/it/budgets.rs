@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wrepl::EvalOptions;
-use wrepl::{CancelToken, EngineOptions};
+use wrepl::{CancellationToken, EngineOptions};
 
 use crate::support::*;
 
@@ -80,7 +80,7 @@ async fn wall_clock_ends_a_hanging_inner_call() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancellation_stops_the_eval() {
     let mut r = TestSandbox::new().build().await;
-    let cancel = CancelToken::new();
+    let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;

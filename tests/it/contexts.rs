@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use wrepl::replay::store::SqliteStore;
-use wrepl::{ContextManager, ContextStatus, Hydration};
+use wrepl::{context::ContextManager, context::ContextStatus, context::Hydration};
 
 use crate::support::*;
 

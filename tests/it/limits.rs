@@ -59,7 +59,7 @@ async fn native_recursion_is_a_range_error_even_with_a_huge_js_stack_limit() {
     }
     assert_eq!(ok(&ev(&mut r, "kept").await), json!("k"));
     // The default limit is not clamped.
-    assert!(wrepl::Limits::default().js_stack <= wrepl::MAX_JS_STACK_LIMIT);
+    assert!(wrepl::Limits::default().js_stack <= wrepl::engine::MAX_JS_STACK_LIMIT);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -82,7 +82,7 @@ async fn console_budget_truncates_once() {
     let res =
         ev(&mut r, "const line = 'z'.repeat(1 << 20); for (let i = 0; i < 60; i++) console.log(line); 'end'").await;
     assert_eq!(ok(&res), json!("end"));
-    assert_eq!(res.stdout.len(), wrepl::CONSOLE_BUDGET_BYTES);
+    assert_eq!(res.stdout.len(), wrepl::engine::CONSOLE_BUDGET_BYTES);
     assert_eq!(res.stderr.matches("console output exceeded").count(), 1);
     let res = ev(&mut r, "console.log('small'); 1").await;
     assert_eq!(res.stdout, "small\n");

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use wrepl::replay::log::Event;
 use wrepl::replay::store::{LeaseOwner, LeaseTaken, LogStore, PostgresStore, StoreError};
-use wrepl::Event;
 
 use super::mcp_server::{call, http_transport, modern, modern_client, spawn_http, structured, text, HttpServer};
 

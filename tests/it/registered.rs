@@ -151,7 +151,7 @@ async fn registered_tools_come_back_through_replay() {
     // a new context resumed from the log: the tool and its state are back, nothing re-ran
     let mut r = repl(dir.path(), true, Some((store.clone(), "reg"))).await;
     let report = r.restore_report().unwrap().clone();
-    assert!(report.blocks.iter().all(|b| b.verdict == wrepl::Verdict::Ok), "{report:?}");
+    assert!(report.blocks.iter().all(|b| b.verdict == wrepl::replay::player::Verdict::Ok), "{report:?}");
     assert_eq!(r.registered_tools().len(), 1);
     assert_eq!(std::fs::read_to_string(dir.path().join("count")).unwrap(), "t\n");
     let res = r.call_registered("tick", json!({}), EvalOptions::default()).await.unwrap();

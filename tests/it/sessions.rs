@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::json;
 use wrepl::replay::log::Event;
 use wrepl::replay::store::{LogStore, PostgresStore, SqliteStore};
-use wrepl::{SessionConfig, Verdict};
+use wrepl::{replay::player::Verdict, SessionConfig};
 
 use crate::support::*;
 

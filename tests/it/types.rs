@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use wrepl::dts::{declarations, dispatcher_signatures, ToolSignature};
-use wrepl::{js_global_for, Dispatcher, ReplBuilder};
+use wrepl::{policy::js_global_for, Dispatcher, ReplBuilder};
 
 use crate::support::{builder, ev};
 

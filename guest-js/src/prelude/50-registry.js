@@ -8,9 +8,11 @@
   // globals of the boot (captured below, once, in the pre-initialised
   // snapshot) plus those `configure` defines.
   let bootNames = null, configNames = null;
+  // The prefix the model calls registered tools by (set by `configure`).
+  let registeredPrefix = "";
   function isBuiltin(name) { return name === "o" || call(SetHas, bootNames, name) || call(SetHas, configNames, name); }
   function toolInfo(name, t) {
-    return { name, wireName: "eval_registered__" + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
+    return { name, wireName: registeredPrefix + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
   }
   define("registerTool", function registerTool(name, description, schema, handler, options) {
     if (typeof name !== "string" || call(RegExpExec, NAME_RE, name) === null) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
@@ -25,7 +27,7 @@
     if (options !== null && typeof options === "object" && typeof options.displayName === "string") displayName = options.displayName;
     nativeRegister(name, wellFormed(description), schemaJson, wellFormed(displayName));
     call(MapSet, registered, name, { __proto__: null, description, schemaJson, handler, displayName });
-    return "eval_registered__" + name;
+    return registeredPrefix + name;
   });
   define("unregisterTool", function unregisterTool(name) {
     const key = wellFormed(StringCtor(name));

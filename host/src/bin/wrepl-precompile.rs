@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let artifact = match wrepl::precompile_guest(&component) {
+    let artifact = match wrepl::engine::precompile_guest(&component) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("wrepl-precompile: {e}");
@@ -51,8 +51,8 @@ fn main() -> ExitCode {
         "{} ({} bytes, for {} with {}, from {} in {:.1} s)",
         out.display(),
         artifact.len(),
-        wrepl::PRECOMPILED_TARGET,
-        wrepl::PRECOMPILED_CPU,
+        wrepl::engine::PRECOMPILED_TARGET,
+        wrepl::engine::PRECOMPILED_CPU,
         guest.display(),
         started.elapsed().as_secs_f64()
     );

@@ -72,9 +72,9 @@ impl Approver for TerminalApprover {
         let shown = serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
         let text = format!(
             "wrepl: {} asks for approval ({})\n{}\n",
-            wrepl::terminal_safe(&tool),
-            wrepl::terminal_safe(reason),
-            wrepl::terminal_safe(&shown)
+            wrepl::text::terminal_safe(&tool),
+            wrepl::text::terminal_safe(reason),
+            wrepl::text::terminal_safe(&shown)
         );
         Box::pin(async move {
             // One question at a time, in the order the calls asked.

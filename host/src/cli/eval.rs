@@ -19,8 +19,7 @@ pub(crate) struct EvalArgs {
     /// Files whose code to evaluate, each as one snippet, in order (after any -e snippets).
     #[arg(value_name = "FILE")]
     files: Vec<std::path::PathBuf>,
-    /// Script time budget per snippet in milliseconds (default 30000, max 600000).
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, help = wrepl::budget::timeout_help("snippet"))]
     timeout: Option<String>,
     /// Deterministic instruction budget per snippet (wasmtime fuel).
     #[arg(long, value_name = "UNITS")]
@@ -51,7 +50,7 @@ pub(crate) struct EvalArgs {
     #[command(flatten)]
     store: StoreArgs,
     /// Cap on each result's text, in characters (the rest is cut, saying so).
-    #[arg(long, value_name = "CHARS", default_value_t = wrepl::DEFAULT_TEXT_CAP)]
+    #[arg(long, value_name = "CHARS", default_value_t = wrepl::text::DEFAULT_TEXT_CAP)]
     text_cap: usize,
     /// Never ask: a permission `ask` is refused (on a terminal, it is
     /// otherwise a question on stdin, when the code does not come from it).
@@ -78,7 +77,7 @@ impl Output {
         if self.raw {
             s.to_string()
         } else {
-            wrepl::terminal_safe(s).into_owned()
+            wrepl::text::terminal_safe(s).into_owned()
         }
     }
 
@@ -101,7 +100,9 @@ pub(crate) fn print_restore_report(repl: &wrepl::Repl, out: &Output) {
     if !r.blocks.is_empty() {
         eprintln!("[wrepl] {}", r.summary);
     }
-    for b in r.blocks.iter().filter(|b| b.verdict == wrepl::Verdict::Drift || !b.outcome_unknown.is_empty()) {
+    for b in
+        r.blocks.iter().filter(|b| b.verdict == wrepl::replay::player::Verdict::Drift || !b.outcome_unknown.is_empty())
+    {
         eprintln!("[wrepl] {}", out.safe(&b.describe()));
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use wrepl::replay::render::render_log;
 use wrepl::replay::store::LogStore;
-use wrepl::terminal_safe;
+use wrepl::text::terminal_safe;
 
 use super::StoreArgs;
 

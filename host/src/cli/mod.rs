@@ -266,16 +266,16 @@ impl SessionArgs {
         };
         let log = match self.context.as_deref() {
             Some("") => anyhow::bail!("invalid input: --context must not be empty"),
-            Some(key) => wrepl::context_log_name(session, key),
+            Some(key) => wrepl::context::context_log_name(session, key),
             None => session.clone(),
         };
         let store = store.open_store()?;
         if let Some(from) = &self.fork {
             let parent = match from.split_once(':') {
-                Some((name, key)) if !key.is_empty() => wrepl::context_log_name(name, key),
+                Some((name, key)) if !key.is_empty() => wrepl::context::context_log_name(name, key),
                 _ => from.clone(),
             };
-            let n = wrepl::fork_log(&*store, &parent, &log)?;
+            let n = wrepl::context::fork_log(&*store, &parent, &log)?;
             eprintln!("wrepl: forked {from:?} into {log:?} ({n} events)");
         }
         Ok(Some((log, store)))
@@ -334,17 +334,16 @@ pub(crate) fn builder(
         // Often inherited from another agent's environment: a value wrepl
         // cannot use is said and set aside, never a reason not to start.
         if let Some(v) = std::env::var_os("BASH_DEFAULT_TIMEOUT_MS") {
+            let max = wrepl::budget::hard_limit_ms();
             match v.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
-                Some(ms @ 1..=600_000) => settings.bash_default_timeout_ms = Some(ms),
-                Some(ms) if ms > 600_000 => {
-                    eprintln!(
-                        "wrepl: BASH_DEFAULT_TIMEOUT_MS={ms} is more than Bash's 600000 ms maximum: using 600000"
-                    );
-                    settings.bash_default_timeout_ms = Some(600_000);
+                Some(ms) if (1..=max).contains(&ms) => settings.bash_default_timeout_ms = Some(ms),
+                Some(ms) if ms > max => {
+                    eprintln!("wrepl: BASH_DEFAULT_TIMEOUT_MS={ms} is more than Bash's {max} ms maximum: using {max}");
+                    settings.bash_default_timeout_ms = Some(max);
                 }
                 _ => eprintln!(
-                    "wrepl: BASH_DEFAULT_TIMEOUT_MS={} is not a whole number of milliseconds from 1 to 600000: ignored",
-                    wrepl::terminal_safe(&v.to_string_lossy())
+                    "wrepl: BASH_DEFAULT_TIMEOUT_MS={} is not a whole number of milliseconds from 1 to {max}: ignored",
+                    wrepl::text::terminal_safe(&v.to_string_lossy())
                 ),
             }
         }
@@ -406,17 +405,14 @@ pub(crate) fn print_progress(e: &ProgressEvent) {
         e.elapsed_ms,
         e.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
     );
-    eprintln!("{}", wrepl::terminal_safe(&line));
+    eprintln!("{}", wrepl::text::terminal_safe(&line));
 }
 
 /// The `--timeout MS` flag of `eval` and `repl`, checked.
 pub(crate) fn timeout_flag(t: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
     let Some(t) = t else { return Ok(None) };
-    let ms: f64 = t
-        .trim()
-        .parse()
-        .map_err(|_| anyhow::anyhow!("invalid input: --timeout must be a number of milliseconds, got {t:?}"))?;
-    Ok(Some(wrepl::timeout_from_ms(ms)?))
+    let budget = wrepl::budget::Budget::from_flag(t).map_err(|e| anyhow::anyhow!("invalid input: {e}"))?;
+    Ok(Some(budget))
 }
 
 /// Whether `e` comes from writing to a closed pipe.
@@ -482,7 +478,7 @@ fn read_settings(path: &std::path::Path, project: &std::path::Path) -> anyhow::R
     let c = Settings::from_claude_json(&text, &base)
         .map_err(|e| anyhow::anyhow!("settings {} (Claude Code format): {e}", path.display()))?;
     for w in &c.warnings {
-        eprintln!("wrepl: settings {}: {}", path.display(), wrepl::terminal_safe(w));
+        eprintln!("wrepl: settings {}: {}", path.display(), wrepl::text::terminal_safe(w));
     }
     Ok((c.settings, c.roots))
 }

@@ -17,7 +17,7 @@ use rustyline::hint::Hinter;
 use rustyline::history::{DefaultHistory, History};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
-use wrepl::{CancelToken, EvalOptions, SessionConfig};
+use wrepl::{CancellationToken, EvalOptions, SessionConfig};
 
 use super::approve::{Answer, TerminalApprover, PROMPT};
 use super::eval::{print_restore_report, print_result, Output};
@@ -27,8 +27,7 @@ use super::{builder, default_engine, downstream, PolicyArgs, SessionArgs, StoreA
 /// The flags of `wrepl repl` (also accepted by `wrepl` alone).
 #[derive(clap::Args, Default)]
 pub(crate) struct ReplArgs {
-    /// Script time budget per evaluation in milliseconds (default 30000, max 600000).
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, help = wrepl::budget::timeout_help("evaluation"))]
     timeout: Option<String>,
     /// Deterministic instruction budget per evaluation (wasmtime fuel).
     #[arg(long, value_name = "UNITS")]
@@ -62,7 +61,7 @@ impl Highlighter for Lines {}
 impl Validator for Lines {
     fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
         let input = ctx.input();
-        if !input.trim_start().starts_with('.') && wrepl::needs_more_input(input) {
+        if !input.trim_start().starts_with('.') && wrepl::source::needs_more_input(input) {
             return Ok(ValidationResult::Incomplete);
         }
         Ok(ValidationResult::Valid(None))
@@ -173,8 +172,10 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                     eprintln!("  .allow RULE: e.g. .allow Write, .allow Bash(npm test)")
                 }
                 "allow" => match repl.dispatcher().grant(rest.trim()) {
-                    Ok(()) => eprintln!("  allowed until the REPL ends: {}", wrepl::terminal_safe(rest.trim())),
-                    Err(e) => eprintln!("{}", out.paint_error(&format!("  {}", wrepl::terminal_safe(&e.to_string())))),
+                    Ok(()) => eprintln!("  allowed until the REPL ends: {}", wrepl::text::terminal_safe(rest.trim())),
+                    Err(e) => {
+                        eprintln!("{}", out.paint_error(&format!("  {}", wrepl::text::terminal_safe(&e.to_string()))))
+                    }
                 },
                 "help" => eprintln!("{HELP}"),
                 "session" => match (&session.session, repl.session_name()) {
@@ -185,7 +186,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                     let tools = wrepl::dts::dispatcher_signatures(repl.dispatcher());
                     let registered: Vec<_> = repl.registered_tools().iter().map(Into::into).collect();
                     // Descriptions come from downstream servers and scripts.
-                    print!("{}", wrepl::terminal_safe(&wrepl::dts::declarations(&tools, &registered)));
+                    print!("{}", wrepl::text::terminal_safe(&wrepl::dts::declarations(&tools, &registered)));
                     let _ = std::io::stdout().flush();
                 }
                 other => eprintln!("  unknown command .{other}: .help lists them"),
@@ -196,7 +197,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         // editor's raw mode, so it is a SIGINT). One that came while no
         // evaluation ran is forgotten.
         while sigint.recv().now_or_never().is_some() {}
-        let cancel = CancelToken::new();
+        let cancel = CancellationToken::new();
         let opts = EvalOptions { timeout, fuel, cancel: cancel.clone(), ..EvalOptions::default() };
         let no_echo = status.is_some().then(NoEcho::new);
         let evaluation = repl.eval(&code, opts);
@@ -240,7 +241,9 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                 }
                 print_result(&r, &out)?;
             }
-            Err(e) => eprintln!("{}", out.paint_error(&format!("wrepl: {}", wrepl::terminal_safe(&e.to_string())))),
+            Err(e) => {
+                eprintln!("{}", out.paint_error(&format!("wrepl: {}", wrepl::text::terminal_safe(&e.to_string()))))
+            }
         }
     }
     drop(repl);

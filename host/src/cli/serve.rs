@@ -80,7 +80,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
     /// Script budget default and fuel are per call; this caps the result text (characters).
-    #[arg(long, value_name = "CHARS", default_value_t = wrepl::DEFAULT_TEXT_CAP)]
+    #[arg(long, value_name = "CHARS", default_value_t = wrepl::text::DEFAULT_TEXT_CAP)]
     text_cap: usize,
 }
 

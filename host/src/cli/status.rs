@@ -135,7 +135,7 @@ fn render(running: &Running, evaluating: Duration) -> String {
         .take(SHOWN)
         .map(|(t, d)| {
             let name: String = t.chars().take(40).collect();
-            format!("{} {:.1}s", wrepl::terminal_safe(&name), d.as_secs_f64())
+            format!("{} {:.1}s", wrepl::text::terminal_safe(&name), d.as_secs_f64())
         })
         .collect();
     text.push_str(&shown.join(", "));

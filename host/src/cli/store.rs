@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 use wrepl::replay::store::LogStore;
-use wrepl::terminal_safe;
+use wrepl::text::terminal_safe;
 
 use super::StoreArgs;
 

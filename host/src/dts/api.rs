@@ -6,7 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::tools::chdir::CHDIR;
+use crate::call::{Shorthand, ShorthandForm, REGISTERED_PREFIX, SHORTHANDS};
+use crate::runtime::MAX_REGISTERED_NAME;
 
 pub(super) const HEADER: &str = "\
 /*
@@ -15,6 +16,12 @@ pub(super) const HEADER: &str = "\
  */
 
 ";
+
+/// Whether the prelude defines `global` after the tool globals (replacing a
+/// tool of that global).
+pub(super) fn is_late_global(global: &str) -> bool {
+    LATE_GLOBALS.contains(&global) || SHORTHANDS.iter().any(|s| s.global == global)
+}
 
 /// Type names the fixed API uses; generated names avoid them.
 pub(super) const RESERVED_TYPE_NAMES: &[&str] = &[
@@ -48,26 +55,8 @@ const EARLY_GLOBALS: &[&str] = &[
 
 /// Globals the prelude defines after the tool globals (they replace a tool of
 /// the same global).
-pub(super) const LATE_GLOBALS: &[&str] = &[
-    "shQuote",
-    "sh",
-    "cat",
-    "rg",
-    "rgf",
-    "gl",
-    "put",
-    "haiku",
-    "sonnet",
-    "opus",
-    "fable",
-    "chdir",
-    "registerTool",
-    "unregisterTool",
-    "listTools",
-    "getTool",
-    "repoHint",
-    "o",
-];
+/// (and every shorthand's global, [`SHORTHANDS`]).
+const LATE_GLOBALS: &[&str] = &["shQuote", "registerTool", "unregisterTool", "listTools", "getTool", "repoHint", "o"];
 
 /// The generated type names of one emitted tool.
 #[derive(Debug, Clone)]
@@ -156,78 +145,26 @@ pub(super) fn fixed_api(
         "/** Quote a value for a POSIX shell command line (single quotes). */\n\
          declare function shQuote(s: string | number | bigint | boolean): string;\n",
     );
-    if wired.contains("Bash") {
+    // The shorthands whose tool the sandbox has, as the guest installs them.
+    let forms: Vec<ShorthandForm> = SHORTHANDS.iter().filter(|s| wired.contains(s.tool)).map(|s| s.form).collect();
+    if forms.contains(&ShorthandForm::Shell) {
         out.push_str(
             "/** How `sh` rejects when the command exits non-zero or is killed. */\n\
              interface ShellError extends Error {\n  name: \"ShellError\";\n  exitCode: number | null;\n  signal: number | null | undefined;\n  \
              stdout: string;\n  stderr: string;\n}\n",
         );
-        out.push_str(&format!(
-            "/** Run a shell command (Bash tool); resolves to its stdout, rejects with a ShellError on a non-zero exit. */\n\
-             declare function sh(command: string, options?: {}): Promise<string>;\n",
-            options_type(emitted, "Bash", "\"command\"")
-        ));
     }
-    if wired.contains("Read") {
-        out.push_str(&format!(
-            "/**\n * Read a file (Read tool); resolves to its text as it is in the file (no line numbers; the first 2000\n \
-             * lines unless `offset`/`limit` say otherwise). For an image or a PDF it resolves to the Read result object instead.\n */\n\
-             declare function cat(path: string, options?: {}): Promise<string>;\n",
-            options_type(emitted, "Read", "\"file_path\"")
-        ));
-    }
-    if wired.contains("Grep") {
-        out.push_str(&format!(
-            "/** Search file contents (Grep tool) with `output_mode: \"matches\"`: resolves to one record per matching line. */\n\
-             declare function rg(pattern: string, options: {} & {{ output_mode: \"matches\" }}): \
-             Promise<{{ file: string; line: number; text: string }}[]>;\n\
-             /** Search file contents (Grep tool, content mode with line numbers); resolves to the matching lines as text. */\n\
-             declare function rg(pattern: string, options?: {}): Promise<string>;\n\
-             /** Search file contents (Grep tool); resolves to the paths of the files that match. */\n\
-             declare function rgf(pattern: string, options?: {}): Promise<string[]>;\n",
-            options_type(emitted, "Grep", "\"pattern\" | \"output_mode\""),
-            options_type(emitted, "Grep", "\"pattern\" | \"output_mode\""),
-            options_type(emitted, "Grep", "\"pattern\" | \"output_mode\"")
-        ));
-    }
-    if wired.contains("Glob") {
-        out.push_str(&format!(
-            "/** Find files by glob pattern (Glob tool); resolves to their paths, most recently modified first. */\n\
-             declare function gl(pattern: string, options?: {}): Promise<string[]>;\n",
-            options_type(emitted, "Glob", "\"pattern\"")
-        ));
-    }
-    if wired.contains("Write") {
-        let output = emitted.get("Write").map_or("unknown", |t| t.output.as_str());
-        out.push_str(&format!(
-            "/** Write a file (Write tool); a value that is not a string is written as `str(value)`. */\n\
-             declare function put(path: string, text: unknown): Promise<{output}>;\n"
-        ));
-    }
-    if wired.contains("Sample") {
-        for name in ["haiku", "sonnet", "opus", "fable"] {
-            out.push_str(&format!(
-                "/** Ask a language model (Sample tool; the client picks the model); resolves to its reply. A prompt that is not a string is sent as `str(prompt)`. */\n\
-                 declare function {name}(prompt: unknown, schema?: null): Promise<string>;\n\
-                 /** With a JSON Schema the reply must be JSON matching it, and resolves parsed. */\n\
-                 declare function {name}(prompt: unknown, schema: JsonSchema): Promise<unknown>;\n"
-            ));
-        }
-    }
-    if wired.contains(CHDIR) {
-        out.push_str(
-            "/** Change the working directory for the rest of this evaluation; resolves to the new absolute path. */\n\
-             declare function chdir(dir: string): Promise<string>;\n",
-        );
+    for s in SHORTHANDS.iter().filter(|s| wired.contains(s.tool)) {
+        shorthand(out, s, emitted);
     }
     out.push_str(
-        "/** A JSON Schema object. */\n\
+        &"/** A JSON Schema object. */\n\
          type JsonSchema = { [keyword: string]: unknown };\n\
          interface RegisterToolOptions {\n  /** Name shown to people instead of the tool name. */\n  displayName?: string;\n}\n\
          /** A tool registered by this session's scripts. */\n\
-         interface RegisteredToolInfo {\n  name: string;\n  /** The name the model calls: `eval_registered__<name>`. */\n  wireName: string;\n  \
+         interface RegisteredToolInfo {\n  name: string;\n  /** The name the model calls: `@PREFIX@<name>`. */\n  wireName: string;\n  \
          description: string;\n  inputSchema: unknown;\n  displayName: string;\n}\n\
-         /**\n * Offer `handler` to the model as the tool `eval_registered__<name>` (`name` matches ^[a-zA-Z0-9_-]{1,47}$ and\n \
+         /**\n * Offer `handler` to the model as the tool `@PREFIX@<name>` (`name` matches ^[a-zA-Z0-9_-]{1,@MAX@}$ and\n \
          * is not a built-in global). The handler receives the validated input. Returns the wire name.\n */\n\
          declare function registerTool(name: string, description: string, schema: JsonSchema, handler: (input: any) => unknown, \
          options?: RegisterToolOptions): string;\n\
@@ -238,6 +175,63 @@ pub(super) fn fixed_api(
          /** Defined only when the session has a repository hint: test with `typeof repoHint === \"string\"`. */\n\
          declare var repoHint: string | undefined;\n\
          /** A fresh object per evaluation: when the last expression is undefined, `o` is the result. */\n\
-         declare var o: { [key: string]: unknown };\n\n",
+         declare var o: { [key: string]: unknown };\n\n"
+            .replace("@PREFIX@", REGISTERED_PREFIX)
+            .replace("@MAX@", &MAX_REGISTERED_NAME.to_string()),
     );
+}
+
+/// The declaration of one shorthand global.
+fn shorthand(out: &mut String, s: &Shorthand, emitted: &HashMap<&str, ToolTypes>) {
+    let (name, tool) = (s.global, s.tool);
+    let text = match s.form {
+        ShorthandForm::Shell => format!(
+            "/** Run a shell command ({tool} tool); resolves to its stdout, rejects with a ShellError on a non-zero exit. */\n\
+             declare function {name}(command: string, options?: {}): Promise<string>;\n",
+            options_type(emitted, tool, "\"command\"")
+        ),
+        ShorthandForm::Read => format!(
+            "/**\n * Read a file ({tool} tool); resolves to its text as it is in the file (no line numbers; the first 2000\n \
+             * lines unless `offset`/`limit` say otherwise). For an image or a PDF it resolves to the Read result object instead.\n */\n\
+             declare function {name}(path: string, options?: {}): Promise<string>;\n",
+            options_type(emitted, tool, "\"file_path\"")
+        ),
+        ShorthandForm::GrepContent => format!(
+            "/** Search file contents ({tool} tool) with `output_mode: \"matches\"`: resolves to one record per matching line. */\n\
+             declare function {name}(pattern: string, options: {} & {{ output_mode: \"matches\" }}): \
+             Promise<{{ file: string; line: number; text: string }}[]>;\n\
+             /** Search file contents ({tool} tool, content mode with line numbers); resolves to the matching lines as text. */\n\
+             declare function {name}(pattern: string, options?: {}): Promise<string>;\n",
+            options_type(emitted, tool, "\"pattern\" | \"output_mode\""),
+            options_type(emitted, tool, "\"pattern\" | \"output_mode\"")
+        ),
+        ShorthandForm::GrepFiles => format!(
+            "/** Search file contents ({tool} tool); resolves to the paths of the files that match. */\n\
+             declare function {name}(pattern: string, options?: {}): Promise<string[]>;\n",
+            options_type(emitted, tool, "\"pattern\" | \"output_mode\"")
+        ),
+        ShorthandForm::Glob => format!(
+            "/** Find files by glob pattern ({tool} tool); resolves to their paths, most recently modified first. */\n\
+             declare function {name}(pattern: string, options?: {}): Promise<string[]>;\n",
+            options_type(emitted, tool, "\"pattern\"")
+        ),
+        ShorthandForm::Write => {
+            let output = emitted.get(tool).map_or("unknown", |t| t.output.as_str());
+            format!(
+                "/** Write a file ({tool} tool); a value that is not a string is written as `str(value)`. */\n\
+                 declare function {name}(path: string, text: unknown): Promise<{output}>;\n"
+            )
+        }
+        ShorthandForm::Sample => format!(
+            "/** Ask a language model ({tool} tool; the client picks the model); resolves to its reply. A prompt that is not a string is sent as `str(prompt)`. */\n\
+             declare function {name}(prompt: unknown, schema?: null): Promise<string>;\n\
+             /** With a JSON Schema the reply must be JSON matching it, and resolves parsed. */\n\
+             declare function {name}(prompt: unknown, schema: JsonSchema): Promise<unknown>;\n"
+        ),
+        ShorthandForm::Chdir => format!(
+            "/** Change the working directory for the rest of this evaluation; resolves to the new absolute path. */\n\
+             declare function {name}(dir: string): Promise<string>;\n"
+        ),
+    };
+    out.push_str(&text);
 }

@@ -34,8 +34,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use crate::call::REGISTERED_PREFIX;
 use crate::pipeline::dispatcher::Dispatcher;
-use crate::repl::REGISTERED_PREFIX;
 use crate::runtime::RegisteredTool;
 use crate::tools::chdir::CHDIR;
 use crate::tools::Tool;
@@ -66,7 +66,7 @@ struct Full;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSignature {
     /// Wire name (`Read`, `mcp__srv__tool`; for registered tools the name
-    /// given to `registerTool`, with or without the `eval_registered__` prefix).
+    /// given to `registerTool`, with or without [`REGISTERED_PREFIX`]).
     pub name: String,
     /// The JavaScript global the tool is bound to, as `Dispatcher::bindings()`
     /// gives it; `None` when the tool is not bound. A global starting with
@@ -125,7 +125,7 @@ pub fn dispatcher_signatures(dispatcher: &Dispatcher) -> Vec<ToolSignature> {
 /// globals (scripts call their own handlers), so they are declared as types:
 /// `RegisteredTools.<Name>Input` and the handler shapes in
 /// `RegisteredTools.Handlers` (keyed by the registered name; the model calls
-/// them as `eval_registered__<name>`).
+/// them as [`REGISTERED_PREFIX`] and the name).
 pub fn declarations(tools: &[ToolSignature], registered: &[ToolSignature]) -> String {
     let mut names = Names::new(RESERVED_TYPE_NAMES);
     let mut left_out: Vec<String> = Vec::new();

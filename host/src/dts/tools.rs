@@ -6,12 +6,12 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::api::{ToolTypes, LATE_GLOBALS};
+use super::api::{is_late_global, ToolTypes};
 use super::escape::{cut, push_comment_text, push_doc};
 use super::names::{ident_base, is_ts_identifier, push_prop_name, Names, ES_GLOBALS};
 use super::schema::{inferred_kind, schema_types};
 use super::{Full, ToolSignature, HIDDEN_GLOBAL_PREFIX};
-use crate::repl::REGISTERED_PREFIX;
+use crate::call::REGISTERED_PREFIX;
 
 /// The declarations of one bound tool: types, then the function (or a comment
 /// saying why no global is declared).
@@ -30,7 +30,7 @@ pub(super) fn tool_block(
         Some(g) if !is_ts_identifier(g) => {
             Some("has a global that cannot be declared (not an identifier, or a reserved word)")
         }
-        Some(g) if LATE_GLOBALS.contains(&g) => Some("has a global that a sandbox function replaces"),
+        Some(g) if is_late_global(g) => Some("has a global that a sandbox function replaces"),
         Some(g) if ES_GLOBALS.contains(&g) => Some("has a global that clashes with a JavaScript built-in"),
         Some(g) if declared.contains(g) => Some("has the global of another tool"),
         Some(_) => None,
@@ -74,10 +74,10 @@ pub(super) fn tool_block(
 /// The `RegisteredTools` namespace.
 pub(super) fn registered_block(registered: &[ToolSignature], budget: usize) -> Result<String, Full> {
     let mut names = Names::new(&["Handlers"]);
-    let mut text = String::from(
-        "/**\n * Tools registered by scripts with registerTool. The model calls them as `eval_registered__<name>`; scripts\n \
+    let mut text = format!(
+        "/**\n * Tools registered by scripts with registerTool. The model calls them as `{REGISTERED_PREFIX}<name>`; scripts\n \
          * call their own handlers, so they are types only: `Handlers[name]` is the shape of a handler.\n */\n\
-         declare namespace RegisteredTools {\n",
+         declare namespace RegisteredTools {{\n",
     );
     let mut handlers = String::from("interface Handlers {\n");
     let mut seen = HashSet::new();

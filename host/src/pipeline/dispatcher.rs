@@ -20,10 +20,11 @@ use super::settings::{Settings, SettingsError};
 pub use super::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
 pub use super::records::{CallRecord, EvalCalls, RecordJson, MAX_IMAGES, MAX_PDFS};
 use super::records::{Finished, JsonText};
+pub use super::stages::watchdog_for;
 use super::stages::{decide, run_with_watchdog, tool_failure, validate};
-pub use super::stages::{watchdog_for, HARD_LIMIT};
+use crate::call::{fingerprint, Call, CallBudget, CallFailure, FailureKind, Origin};
 use crate::ids;
-use crate::runtime::{CallFailure, CallFuture, CallHandler, FailureKind, ToolBinding};
+use crate::runtime::{CallFuture, CallHandler, ToolBinding};
 use crate::tools::{Media, ProgressFn, Tool, ToolContext, ToolOutput, ToolProgress, Workspace};
 
 /// Asked when a permission decision is `ask`.
@@ -57,6 +58,14 @@ pub(super) struct Registered {
     fingerprint: String,
     input: jsonschema::Validator,
     output: Option<jsonschema::Validator>,
+}
+
+/// What a call leaves besides its outcome: hook warnings, and the input
+/// that ran (its text written before the tool took it).
+#[derive(Default)]
+struct Trail {
+    warnings: Vec<String>,
+    ran: Option<JsonText>,
 }
 
 struct Scope {
@@ -152,7 +161,7 @@ impl Dispatcher {
             }
             let input = compile(&name, &tool.input_schema())?;
             let output = tool.output_schema().map(|s| compile(&name, &s)).transpose()?;
-            let fingerprint = crate::replay::store::fingerprint(&tool.input_schema());
+            let fingerprint = fingerprint(&tool.input_schema());
             map.insert(name, Registered { tool, fingerprint, input, output });
         }
         let kinds = RuleKinds::of(map.values().map(|r| &r.tool));
@@ -199,7 +208,7 @@ impl Dispatcher {
     /// would ask about and this rule covers is allowed; what they deny stays
     /// denied, and hooks still decide. For a person at a terminal (the
     /// REPL's `.allow`).
-    pub fn grant(&self, rule: &str) -> Result<(), crate::SettingsError> {
+    pub fn grant(&self, rule: &str) -> Result<(), SettingsError> {
         self.p.granted.write().unwrap_or_else(|p| p.into_inner()).add_allow(rule)
     }
 
@@ -254,11 +263,14 @@ impl Dispatcher {
         &self.p.workspace
     }
 
-    /// Start an evaluation: the working directory is reset to the first root.
-    pub(crate) fn begin_eval(&self) {
+    /// Start an evaluation cancelled by `cancel`: the working directory is
+    /// reset to the first root, and every call of the evaluation gets a
+    /// share of its budget under `cancel` (a child token, also cancelled
+    /// when the evaluation ends).
+    pub(crate) fn begin_eval(&self, cancel: &CancellationToken) {
         let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         s.cwd = self.p.workspace.default_cwd().to_path_buf();
-        s.cancel = CancellationToken::new();
+        s.cancel = cancel.child_token();
         s.calls = EvalCalls::default();
     }
 
@@ -286,26 +298,37 @@ impl Dispatcher {
 
     /// Run one inner call through every stage. `Ok` is the JSON text the
     /// script receives.
-    pub(crate) async fn dispatch(self: Arc<Self>, tool_name: String, mut input: Value) -> Result<String, CallFailure> {
-        let id = ids::tool_use_id();
+    pub(crate) async fn dispatch(self: Arc<Self>, tool_name: String, input: Value) -> Result<String, CallFailure> {
         let started = Instant::now();
-        self.emit(&id, &tool_name, Phase::Start, None, started);
+        let (cwd, cancel) = {
+            let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
+            (s.cwd.clone(), s.cancel.child_token())
+        };
+        let fingerprint = self.p.tools.get(&tool_name).map(|r| r.fingerprint.clone()).unwrap_or_default();
+        let mut call = Call {
+            id: ids::tool_use_id(),
+            tool: tool_name,
+            input,
+            origin: Origin::Script,
+            cwd,
+            budget: CallBudget { started, cancel },
+            trace: None,
+            fingerprint,
+        };
+        self.emit(&call.id, &call.tool, Phase::Start, None, started);
         // A call whose future is dropped before it settles (the evaluation
         // ended, was cancelled or stopped) still ends with an error event.
-        let mut unfinished = Unfinished { d: &self, id: &id, tool: &tool_name, started, armed: true };
-        let (cwd, eval_cancel) = {
-            let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
-            (s.cwd.clone(), s.cancel.clone())
-        };
-        let mut warnings = Vec::new();
-        let mut ran = None;
-        let result =
-            self.run_stages(&id, &tool_name, &mut input, cwd, eval_cancel, started, &mut warnings, &mut ran).await;
+        let mut unfinished =
+            Unfinished { d: &self, id: call.id.clone(), tool: call.tool.clone(), started, armed: true };
+        let mut trail = Trail::default();
+        let result = self.run_stages(&mut call, &mut trail).await;
         // The input that ran, written before the tool took it; or the input
         // as admission left it, for a call that never ran.
-        let input = ran.unwrap_or_else(|| JsonText::of(&input));
+        let input = trail.ran.unwrap_or_else(|| JsonText::of(&call.input));
         unfinished.armed = false;
         drop(unfinished);
+        let Call { id, tool: tool_name, .. } = call;
+        let warnings = trail.warnings;
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         for w in warnings {
@@ -362,7 +385,7 @@ impl Dispatcher {
     /// starts and ends an evaluation scope, so it must not be used on the
     /// dispatcher of a REPL that is evaluating.
     pub async fn call_once(self: &Arc<Self>, tool: &str, input: Value) -> (Result<String, CallFailure>, EvalCalls) {
-        self.begin_eval();
+        self.begin_eval(&CancellationToken::new());
         let result = self.clone().dispatch(tool.to_string(), input).await;
         (result, self.finish_eval())
     }
@@ -372,13 +395,12 @@ impl Dispatcher {
     /// approver for `ask`).
     pub(super) async fn admit_stages(
         &self,
-        id: &str,
-        tool_name: &str,
-        input: &mut Value,
-        cwd: &Path,
+        call: &mut Call,
         gate: &Gate<'_>,
         warnings: &mut Vec<String>,
     ) -> Result<(), CallFailure> {
+        let Call { id, tool, input, cwd, .. } = call;
+        let (id, tool_name, cwd): (&str, &str, &Path) = (id, tool, cwd);
         // 1. the input schema
         if !input.is_object() {
             return Err(CallFailure::new(
@@ -524,32 +546,25 @@ impl Dispatcher {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn run_stages(
-        &self,
-        id: &str,
-        tool_name: &str,
-        input: &mut Value,
-        cwd: PathBuf,
-        eval_cancel: CancellationToken,
-        started: Instant,
-        warnings: &mut Vec<String>,
-        ran: &mut Option<JsonText>,
-    ) -> Result<ToolOutput, CallFailure> {
-        let reg = self.p.tools.get(tool_name).ok_or_else(|| {
+    /// Every stage of an inner call; what it leaves besides its outcome
+    /// (hook warnings, the input that ran) goes to `trail`.
+    async fn run_stages(&self, call: &mut Call, trail: &mut Trail) -> Result<ToolOutput, CallFailure> {
+        let reg = self.p.tools.get(&call.tool).ok_or_else(|| {
             CallFailure::new(
                 FailureKind::UnknownTool,
-                format!("no tool named {tool_name:?} is available in this sandbox"),
+                format!("no tool named {:?} is available in this sandbox", call.tool),
             )
         })?;
         // 1-4. schema, latch, PreToolUse hooks, permission
-        self.admit_stages(id, tool_name, input, &cwd, &Gate::Tool(reg), warnings).await?;
+        self.admit_stages(call, &Gate::Tool(reg), &mut trail.warnings).await?;
+        let Call { id, tool, input, cwd, budget, .. } = call;
+        let (id, tool_name, started, warnings) = (id.as_str(), tool.as_str(), budget.started, &mut trail.warnings);
         // 5. execute with the native timeout and the watchdog
         let tool = &reg.tool;
         let _serial = if tool.concurrency_safe(input) { None } else { Some(self.serial.clone().lock_owned().await) };
         self.emit(id, tool_name, Phase::Executing, None, started);
         let native = tool.native_timeout(input);
-        let cancel = eval_cancel.child_token();
+        let cancel = budget.cancel.clone();
         let ctx = ToolContext {
             workspace: self.p.workspace.clone(),
             cwd: cwd.clone(),
@@ -573,13 +588,13 @@ impl Dispatcher {
         };
         // The record's copy of the input is its text, written now; the tool
         // takes the value itself unless a post hook needs it afterwards.
-        *ran = Some(JsonText::of(input));
+        trail.ran = Some(JsonText::of(input));
         let post_hooks = self.p.hooks.has_hooks(HookEvent::PostToolUse, tool_name)
             || self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, tool_name);
         let taken = if post_hooks { input.clone() } else { std::mem::take(input) };
         let outcome = run_with_watchdog(tool.call(taken, ctx), tool_name, native, &cancel).await;
         // 6. output validation, the working-directory effect, post hooks
-        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd: &cwd };
+        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd };
         match outcome {
             Ok(mut out) => {
                 if let Some(v) = &reg.output {
@@ -595,7 +610,7 @@ impl Dispatcher {
                     let text = dir.to_str().ok_or_else(|| {
                         CallFailure::new(FailureKind::PathEscape, "the new working directory is not valid UTF-8")
                     })?;
-                    out.cwd = Some(self.p.workspace.resolve_dir(&cwd, text).map_err(tool_failure)?.abs);
+                    out.cwd = Some(self.p.workspace.resolve_dir(cwd, text).map_err(tool_failure)?.abs);
                 }
                 if self.p.hooks.has_hooks(HookEvent::PostToolUse, tool_name) {
                     let post = self.p.hooks.post_tool_use(&hook_ctx, input, &out.value).await;
@@ -675,8 +690,8 @@ impl CallHandler for Arc<Dispatcher> {
 /// dropped before the call settled.
 struct Unfinished<'a> {
     d: &'a Dispatcher,
-    id: &'a str,
-    tool: &'a str,
+    id: String,
+    tool: String,
     started: Instant,
     armed: bool,
 }
@@ -685,7 +700,7 @@ impl Drop for Unfinished<'_> {
     fn drop(&mut self) {
         if self.armed {
             let message = "aborted: the evaluation ended, was cancelled or was stopped before the call finished";
-            self.d.emit(self.id, self.tool, Phase::Error, Some(message.to_string()), self.started);
+            self.d.emit(&self.id, &self.tool, Phase::Error, Some(message.to_string()), self.started);
         }
     }
 }

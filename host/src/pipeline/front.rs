@@ -4,17 +4,17 @@
 //! through the same stages before they run ([`Dispatcher::admit`]) and
 //! settles them after ([`Dispatcher::settle`]).
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::dispatcher::{compile, Dispatcher, Gate};
 use super::events::Phase;
 use super::hooks::{HookContext, HookEvent};
 use super::records::{CallRecord, Finished, JsonText};
+use crate::call::{fingerprint, Call, CallBudget, CallFailure, FailureKind, Origin, TraceContext};
 use crate::ids;
-use crate::runtime::{CallFailure, FailureKind};
 
 /// How a call the model makes of a tool wrepl serves itself is decided when
 /// no rule or hook decides it.
@@ -34,7 +34,7 @@ pub enum FrontDefault {
 /// [`Dispatcher::admit`] and [`Dispatcher::settle`].
 #[derive(Debug, Clone)]
 pub struct FrontCall {
-    /// The name the model called (`repl`, `eval_registered__<name>`).
+    /// The name the model called (`repl`, a registered tool's wire name).
     pub tool: String,
     /// Its input.
     pub input: Value,
@@ -42,16 +42,14 @@ pub struct FrontCall {
     pub schema: Value,
     /// What happens when no rule or hook decides.
     pub default: FrontDefault,
+    /// The trace context the call continues, if the client sent one.
+    pub trace: Option<TraceContext>,
 }
 
 /// A front call that passed every stage up to execution.
 #[derive(Debug)]
 pub struct Admission {
-    pub(super) id: String,
-    pub(super) tool: String,
-    pub(super) input: Value,
-    pub(super) started: Instant,
-    pub(super) cwd: PathBuf,
+    pub(super) call: Call,
     /// Hook warnings so far.
     pub warnings: Vec<String>,
 }
@@ -59,11 +57,11 @@ pub struct Admission {
 impl Admission {
     /// The input to run (after PreToolUse rewrites).
     pub fn input(&self) -> &Value {
-        &self.input
+        &self.call.input
     }
     /// The call's `toolu_…` id.
     pub fn id(&self) -> &str {
-        &self.id
+        &self.call.id
     }
 }
 
@@ -97,27 +95,36 @@ impl Dispatcher {
     /// On success the caller runs it and hands the outcome to
     /// [`Dispatcher::settle`].
     pub async fn admit(&self, call: FrontCall) -> Result<Admission, Refusal> {
-        let FrontCall { tool, mut input, schema, default } = call;
-        let id = ids::tool_use_id();
+        let FrontCall { tool, input, schema, default, trace } = call;
         let started = Instant::now();
-        self.emit(&id, &tool, Phase::Start, None, started);
-        let cwd = self.p.workspace.default_cwd().to_path_buf();
+        let mut call = Call {
+            id: ids::tool_use_id(),
+            fingerprint: fingerprint(&schema),
+            tool,
+            input,
+            origin: Origin::Model,
+            cwd: self.p.workspace.default_cwd().to_path_buf(),
+            budget: CallBudget { started, cancel: CancellationToken::new() },
+            trace,
+        };
+        self.emit(&call.id, &call.tool, Phase::Start, None, started);
         let mut warnings = Vec::new();
-        let admitted = match compile(&tool, &schema) {
+        let admitted = match compile(&call.tool, &schema) {
             Err(e) => Err(CallFailure::new(FailureKind::InvalidInput, e.to_string())),
             Ok(validator) => {
                 let gate = Gate::Front { validator: &validator, default: &default };
-                self.admit_stages(&id, &tool, &mut input, &cwd, &gate, &mut warnings).await
+                self.admit_stages(&mut call, &gate, &mut warnings).await
             }
         };
         match admitted {
             Ok(()) => {
-                self.emit(&id, &tool, Phase::Executing, None, started);
-                Ok(Admission { id, tool, input, started, cwd, warnings })
+                self.emit(&call.id, &call.tool, Phase::Executing, None, started);
+                Ok(Admission { call, warnings })
             }
             Err(failure) => {
-                self.emit(&id, &tool, Phase::Error, Some(failure.message.clone()), started);
+                self.emit(&call.id, &call.tool, Phase::Error, Some(failure.message.clone()), started);
                 let ms = started.elapsed().as_secs_f64() * 1e3;
+                let Call { id, tool, input, .. } = call;
                 let record = Finished::failure(id, tool, JsonText::of(&input), &failure, ms).record();
                 Err(Refusal { failure, record, warnings })
             }
@@ -128,7 +135,9 @@ impl Dispatcher {
     /// hooks, a `complete` / `error` event and its record. `outcome` is the
     /// structured result and its text, or the error message.
     pub async fn settle(&self, admission: Admission, outcome: Result<(Value, String), String>) -> Settlement {
-        let Admission { id, tool, input, started, cwd, mut warnings } = admission;
+        let Admission { call, mut warnings } = admission;
+        let Call { id, tool, input, cwd, budget, .. } = call;
+        let started = budget.started;
         let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name: &tool, tool_use_id: &id, cwd: &cwd };
         let mut blocked = None;
         match &outcome {

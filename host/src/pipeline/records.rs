@@ -7,7 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
-use crate::runtime::CallFailure;
+use crate::call::CallFailure;
 use crate::tools::Media;
 
 /// Most images kept per evaluation.

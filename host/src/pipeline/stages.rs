@@ -9,13 +9,14 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::permissions::{Decision, Matched};
-use crate::runtime::{CallFailure, FailureKind};
+use crate::call::{CallFailure, FailureKind};
 use crate::tools::{ToolError, ToolFuture, ToolOutput};
 
-/// The hard limit no watchdog may reach (the REPL's wall clock ends such calls).
-pub const HARD_LIMIT: Duration = Duration::from_secs(600);
+use crate::budget::HARD_LIMIT;
+
 /// Watchdog for a native timeout: `ceil(native × 1.5) + 5000` ms, or none
-/// when that reaches the hard limit.
+/// when that reaches the hard limit (the evaluation's wall clock ends such
+/// calls).
 pub fn watchdog_for(native: Duration) -> Option<Duration> {
     let ms = (native.as_millis() as f64 * 1.5).ceil() as u64 + 5000;
     let w = Duration::from_millis(ms);

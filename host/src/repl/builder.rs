@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Repl, ReplError, SessionConfig, DEFAULT_TEXT_CAP, HARD_WALL_MS};
+use super::{Repl, ReplError, SessionConfig, DEFAULT_TEXT_CAP};
 use crate::pipeline::dispatcher::{Approver, Dispatcher, PipelineConfig};
 use crate::pipeline::events::EventSink;
 use crate::pipeline::permissions::{read_deny_filter, RuleKinds};
@@ -41,7 +41,7 @@ impl Default for Limits {
             js_stack: 256 << 10,
             script: ScriptLimits::default(),
             text_cap: DEFAULT_TEXT_CAP,
-            hard_wall: Duration::from_millis(HARD_WALL_MS),
+            hard_wall: crate::budget::HARD_LIMIT,
         }
     }
 }

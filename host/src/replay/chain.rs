@@ -15,9 +15,9 @@
 //! chain from the stored text without re-encoding.
 //!
 
-use std::fmt::Write as _;
-
 use sha2::{Digest, Sha256};
+
+use crate::call::to_hex;
 
 use super::log::Event;
 use super::store::StoreError;
@@ -38,38 +38,4 @@ pub fn link_hash(prev_hash: &str, block: u64, seq: u64, json: &str) -> String {
     hasher.update(b":");
     hasher.update(json.as_bytes());
     to_hex(&hasher.finalize())
-}
-
-/// Fingerprint of a tool's input schema: the first 16 hex characters of the
-/// SHA-256 of `serde_json::to_string(schema)`.
-pub fn fingerprint(schema: &serde_json::Value) -> String {
-    // Serializing a `Value` cannot fail (its map keys are strings).
-    let text = serde_json::to_string(schema).unwrap_or_default();
-    let mut hex = to_hex(&Sha256::digest(text.as_bytes()));
-    hex.truncate(16);
-    hex
-}
-
-pub(super) fn to_hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fingerprint_is_short_and_stable() {
-        let a = fingerprint(&serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}}));
-        assert_eq!(a.len(), 16);
-        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_eq!(a, fingerprint(&serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}})));
-        assert_ne!(a, fingerprint(&serde_json::json!({"type": "object"})));
-        // sha256("null")
-        assert_eq!(fingerprint(&serde_json::Value::Null), "74234e98afe7498f");
-    }
 }

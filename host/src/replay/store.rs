@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::log::{Event, StoredEvent};
 
-pub use super::chain::{canonical_json, fingerprint, link_hash};
+pub use super::chain::{canonical_json, link_hash};
 pub use super::postgres::PostgresStore;
 pub use super::sqlite::SqliteStore;
 

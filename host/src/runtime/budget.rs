@@ -1,10 +1,13 @@
-//! Time budgets of one evaluation: script time that pauses while inner calls
-//! are in flight, a hard wall clock, and an external cancellation flag; the
-//! [`Watch`] that checks them and latches the first reason to stop.
+//! Time budgets of one evaluation at work: the script clock that pauses
+//! while inner calls are in flight, checked against the evaluation's
+//! [`Budget`] and its cancellation token; the [`Watch`] that checks them and
+//! latches the first reason to stop.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+pub use crate::budget::Budget;
 
 /// Why the host asked an evaluation to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,34 +18,6 @@ pub enum StopReason {
     WallClock,
     /// The caller cancelled the evaluation.
     Cancelled,
-}
-
-/// A cancellation flag shared between an evaluation and whoever may cancel it.
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
-
-impl CancelToken {
-    /// A new, un-cancelled token.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Ask the evaluation to stop as soon as possible.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-    /// Whether `cancel` was called.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// Budgets for one evaluation.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    /// Guest execution time allowed (paused while inner calls run).
-    pub script: Duration,
-    /// Hard wall-clock limit for the whole evaluation.
-    pub wall: Duration,
 }
 
 /// Measures script time: runs while no inner call is in flight.
@@ -89,7 +64,7 @@ impl ScriptClock {
     }
 
     /// Whether a budget is exhausted, and which.
-    pub(crate) fn check(&self, budget: &Budget, cancel: &CancelToken) -> Option<StopReason> {
+    pub(crate) fn check(&self, budget: &Budget, cancel: &CancellationToken) -> Option<StopReason> {
         if cancel.is_cancelled() {
             Some(StopReason::Cancelled)
         } else {
@@ -130,7 +105,7 @@ impl ScriptClock {
 pub(crate) struct Watch {
     pub(crate) clock: ScriptClock,
     budget: Budget,
-    cancel: CancelToken,
+    cancel: CancellationToken,
     active: bool,
     stop: Option<StopReason>,
     stop_since: Option<Instant>,
@@ -141,8 +116,8 @@ impl Watch {
     pub(crate) fn idle() -> Self {
         Self {
             clock: ScriptClock::start(),
-            budget: Budget { script: Duration::from_secs(30), wall: Duration::from_secs(600) },
-            cancel: CancelToken::new(),
+            budget: Budget::default(),
+            cancel: CancellationToken::new(),
             active: false,
             stop: None,
             stop_since: None,
@@ -150,7 +125,7 @@ impl Watch {
     }
 
     /// An evaluation starts under `budget` and `cancel`.
-    pub(crate) fn begin(&mut self, budget: Budget, cancel: CancelToken) {
+    pub(crate) fn begin(&mut self, budget: Budget, cancel: CancellationToken) {
         self.budget = budget;
         self.cancel = cancel;
         self.clock = ScriptClock::start();
@@ -228,12 +203,12 @@ mod tests {
     #[test]
     fn budgets_are_checked_in_order() {
         let c = ScriptClock::start();
-        let cancel = CancelToken::new();
+        let cancel = CancellationToken::new();
         let b = Budget { script: Duration::ZERO, wall: Duration::from_secs(60) };
         assert_eq!(c.check(&b, &cancel), Some(StopReason::ScriptBudget));
         cancel.cancel();
         assert_eq!(c.check(&b, &cancel), Some(StopReason::Cancelled));
         let b = Budget { script: Duration::from_secs(60), wall: Duration::ZERO };
-        assert_eq!(c.check(&b, &CancelToken::new()), Some(StopReason::WallClock));
+        assert_eq!(c.check(&b, &CancellationToken::new()), Some(StopReason::WallClock));
     }
 }

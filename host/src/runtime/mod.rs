@@ -3,25 +3,28 @@
 //! tool semantics: inner calls are handed to a [`CallHandler`].
 
 mod budget;
+mod cache;
 mod console;
 mod engine;
 mod host;
 mod tape;
 
-pub use budget::{Budget, CancelToken, StopReason};
+pub use budget::{Budget, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
 pub use engine::{
     precompile_guest, EngineOptions, SandboxEngine, GUEST_COMPONENT, MAX_JS_STACK_LIMIT, PRECOMPILED_CPU,
     PRECOMPILED_GUEST, PRECOMPILED_TARGET,
 };
-pub use host::{
-    Ambient, CallFailure, CallFuture, CallHandler, FailureKind, NoTools, RegisteredTool, SystemAmbient,
-    MAX_REGISTERED_TOOLS,
-};
+pub(crate) use host::MAX_REGISTERED_NAME;
+pub use host::{Ambient, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS};
 pub use tape::{Continuation, Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::call::{Shorthand, ShorthandForm, REGISTERED_PREFIX};
 
 use host::HostState;
 
@@ -54,6 +57,20 @@ pub(crate) mod bindings {
 
 use bindings::exports::wrepl::sandbox::repl::EvalOutcome;
 use bindings::wrepl::sandbox::types;
+
+/// A shorthand's form as the WIT contract names it.
+fn wit_form(form: ShorthandForm) -> types::ShorthandForm {
+    match form {
+        ShorthandForm::Shell => types::ShorthandForm::Shell,
+        ShorthandForm::Read => types::ShorthandForm::Read,
+        ShorthandForm::GrepContent => types::ShorthandForm::GrepContent,
+        ShorthandForm::GrepFiles => types::ShorthandForm::GrepFiles,
+        ShorthandForm::Glob => types::ShorthandForm::Glob,
+        ShorthandForm::Write => types::ShorthandForm::Write,
+        ShorthandForm::Sample => types::ShorthandForm::Sample,
+        ShorthandForm::Chdir => types::ShorthandForm::Chdir,
+    }
+}
 
 /// Errors of the sandbox runtime (engine setup and instantiation). Failures
 /// of the script itself are not errors: they are part of [`EvalReport`].
@@ -111,6 +128,8 @@ pub struct SandboxOptions {
     pub ambient: Arc<dyn Ambient>,
     /// Installed as the global `repoHint` (empty: none); kept across context resets.
     pub repo_hint: String,
+    /// Shorthand globals to install (their tools must be among `tools`).
+    pub shorthands: Vec<Shorthand>,
 }
 
 impl std::fmt::Debug for SandboxOptions {
@@ -132,6 +151,7 @@ impl Default for SandboxOptions {
             handler: Arc::new(NoTools),
             ambient: Arc::new(SystemAmbient),
             repo_hint: String::new(),
+            shorthands: Vec::new(),
         }
     }
 }
@@ -146,7 +166,7 @@ pub struct EvalRequest {
     /// Optional deterministic instruction budget (wasmtime fuel).
     pub fuel: Option<u64>,
     /// External cancellation.
-    pub cancel: CancelToken,
+    pub cancel: CancellationToken,
     /// Record, replay, or neither.
     pub tape: Tape,
 }
@@ -262,10 +282,20 @@ impl Sandbox {
                 .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
                 .collect(),
             repo_hint: options.repo_hint.clone(),
+            registered_prefix: REGISTERED_PREFIX.to_string(),
+            shorthands: options
+                .shorthands
+                .iter()
+                .map(|s| types::Shorthand {
+                    global: s.global.to_string(),
+                    form: wit_form(s.form),
+                    tool: s.tool.to_string(),
+                })
+                .collect(),
         };
         store.data_mut().begin_eval(
             Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
-            CancelToken::new(),
+            CancellationToken::new(),
             Tape::Off,
         );
         let init = guest.wrepl_sandbox_repl().call_init(&mut store, &config).await;

@@ -17,8 +17,8 @@ use crate::process::{read_capped, Captured, EnvPolicy, MINIMAL_ENV};
 
 /// Default native timeout of a command.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// Largest timeout a call may ask for.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// Largest timeout a call may ask for: the hard limit.
+pub const MAX_TIMEOUT: Duration = crate::budget::HARD_LIMIT;
 /// Most bytes kept of each of stdout and stderr.
 pub const MAX_STREAM_BYTES: usize = 10 << 20;
 /// Most characters of output in the transcript text.
@@ -50,7 +50,9 @@ impl Bash {
     /// [`MAX_TIMEOUT`]).
     pub fn with_default_timeout(default: Duration) -> Self {
         let default_timeout = default.clamp(Duration::from_millis(1), MAX_TIMEOUT);
-        let description = DESCRIPTION.replace("{default}", &default_timeout.as_millis().to_string());
+        let description = DESCRIPTION
+            .replace("{default}", &default_timeout.as_millis().to_string())
+            .replace("{max}", &MAX_TIMEOUT.as_millis().to_string());
         Self { default_timeout, description, env: Default::default() }
     }
 
@@ -63,7 +65,7 @@ impl Bash {
 }
 
 const DESCRIPTION: &str = "Run a shell command (bash -c) in the evaluation's working directory. Returns stdout, stderr and the exit code. \
-         The command runs in its own process group, which is killed on timeout (default {default} ms, max 600000 ms) or abort. \
+         The command runs in its own process group, which is killed on timeout (default {default} ms, max {max} ms) or abort. \
          Only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM are passed from the host environment. \
          On Linux the command runs confined by default: it can read everywhere but write only in the workspace roots and \
          its own $TMPDIR (a fresh directory, removed afterwards; /tmp itself is not writable), wrepl's own files are \
@@ -174,7 +176,7 @@ impl Tool for Bash {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "minLength": 1, "description": "The command to run."},
-                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600000, "description": format!("Timeout in milliseconds (default {}).", self.default_timeout.as_millis())},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT.as_millis() as u64, "description": format!("Timeout in milliseconds (default {}).", self.default_timeout.as_millis())},
                 "description": {"type": "string", "description": "What the command does, in a few words."}
             },
             "required": ["command"],

@@ -463,7 +463,9 @@ async fn run_call(
     let shared = options.hub().is_ok_and(|h| h.store.shared());
     let restore = lock(&ctx.restored).take().filter(|r| {
         let clean = r.notes.is_empty()
-            && r.blocks.iter().all(|b| b.verdict != crate::repl::Verdict::Drift && b.outcome_unknown.is_empty());
+            && r.blocks
+                .iter()
+                .all(|b| b.verdict != crate::replay::player::Verdict::Drift && b.outcome_unknown.is_empty());
         opts.continues.is_none() && !released && !(shared && clean)
     });
     match call {
@@ -497,6 +499,7 @@ async fn run_repl(
         input: json!({"code": code}),
         schema: Value::Object(repl_schema()),
         default: FrontDefault::Allow,
+        trace: None,
     };
     let admission = match dispatcher.admit(call).await {
         Ok(a) => a,

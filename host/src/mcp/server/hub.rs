@@ -393,7 +393,7 @@ pub(super) struct Round {
     /// Calls stopped to wait for an answer.
     pub(super) waiting: Arc<Mutex<BTreeSet<u32>>>,
     /// The evaluation's cancel token: a question without an answer stops it.
-    pub(super) cancel: Mutex<Option<CancelToken>>,
+    pub(super) cancel: Mutex<Option<CancellationToken>>,
 }
 
 /// What a [`Round`] says to a question.
@@ -610,7 +610,7 @@ mod tests {
         assert!(matches!(round.ask("approve-2", "same", Value::Null, Some(2)), Reply::Answer(_)));
         assert!(!round.needs_input());
         // The same key for another question is asked again, and stops the call.
-        let cancel = CancelToken::new();
+        let cancel = CancellationToken::new();
         *lock(&round.cancel) = Some(cancel.clone());
         assert!(matches!(round.ask("approve-2", "other", Value::Null, Some(2)), Reply::Asked));
         assert!(round.needs_input());

@@ -36,14 +36,14 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Budget;
+use crate::call::REGISTERED_PREFIX;
 use crate::context::{ContextManager, ContextStatus, Hydration, MAIN};
 use crate::pipeline::dispatcher::{Approver, CallRecord, FrontCall, FrontDefault};
 use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
-use crate::repl::{
-    parse_timeout, EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport, REGISTERED_PREFIX,
-};
+use crate::repl::{EvalOptions, EvalResult, Repl, ReplBuilder, ReplError, RestoreReport};
 use crate::replay::store::LogStore;
-use crate::runtime::{CancelToken, RegisteredTool};
+use crate::runtime::RegisteredTool;
 use crate::tools::sampling::{SampleError, SampleRequest, Sampler};
 use crate::tools::Media;
 
@@ -257,8 +257,8 @@ impl WreplServer {
 
 /// A cancel token for an evaluation, triggered when the request is
 /// cancelled; abort the returned task when done.
-fn cancel_on(context: &RequestContext<RoleServer>) -> (CancelToken, tokio::task::JoinHandle<()>) {
-    let cancel = CancelToken::new();
+fn cancel_on(context: &RequestContext<RoleServer>) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancellationToken::new();
     let (ct, c) = (context.ct.clone(), cancel.clone());
     let watcher = tokio::spawn(async move {
         ct.cancelled().await;
@@ -460,7 +460,7 @@ impl WreplServer {
                 .into());
             }
             if self.conn.options.async_mode && !modern && handle.is_none() {
-                let timeout = match parse_timeout(args.get("timeout")) {
+                let timeout = match Budget::from_json(args.get("timeout")).map_err(ReplError::from) {
                     Ok(t) => t,
                     Err(e) => return Ok(input_error(e.to_string()).into()),
                 };
@@ -492,7 +492,7 @@ impl WreplServer {
             }
             Call::Registered { name: reg.to_string(), input: Value::Object(args.clone()) }
         };
-        let timeout = match (&call, parse_timeout(args.get("timeout"))) {
+        let timeout = match (&call, Budget::from_json(args.get("timeout")).map_err(ReplError::from)) {
             (Call::Repl { .. }, Ok(t)) => Some(t),
             (Call::Repl { .. }, Err(e)) => return Ok(input_error(e.to_string()).into()),
             _ => None,

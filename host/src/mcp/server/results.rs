@@ -19,7 +19,11 @@ pub(super) fn repl_schema() -> JsonObject {
         "properties": {
             "code": {"type": "string", "description": "JavaScript to evaluate in the persistent context (top-level await works; the value of the last expression is the result)."},
             "description": {"type": "string", "description": "What this code does, in a few words (shown to the user)."},
-            "timeout": {"type": "number", "description": "Script-time budget in milliseconds (default 30000, max 600000; time spent waiting for tools does not count)."},
+            "timeout": {"type": "number", "description": format!(
+                "Script-time budget in milliseconds (default {}, max {}; time spent waiting for tools does not count).",
+                crate::budget::DEFAULT_SCRIPT_BUDGET.as_millis(),
+                crate::budget::hard_limit_ms()
+            )},
             "context": {"type": "string", "description": "The context handle a previous result gave (its `context`), to continue that context; omit it to start a fresh one."},
             "fork": {"type": "string", "description": "Instead of `context`: a context handle to copy. The call runs in a new context that starts with that context's variables and tools; the original is left unchanged."}
         },
@@ -35,7 +39,7 @@ pub(super) fn repl_schema() -> JsonObject {
 pub(super) const REPL_DESCRIPTION: &str = "Run JavaScript in a sealed, persistent QuickJS sandbox (WebAssembly). Variables survive between calls. \
 Tools are async globals: Read, Write, Edit, Bash, Glob, Grep (and mcp__server__tool for configured MCP servers), with \
 shorthands sh(cmd), cat(path), rg(pattern, opts), rgf(pattern), gl(glob), put(path, text), chdir(dir); haiku(prompt, schema?) \
-asks the model; registerTool(name, description, schema, handler) adds a tool (eval_registered__<name>). Start independent \
+asks the model; registerTool(name, description, schema, handler) adds a tool (@PREFIX@<name>). Start independent \
 calls together and await them with Promise.all. No import/require, no network or filesystem except through the tools; \
 every call passes the permission pipeline. The result is the last expression's value (or the per-call object `o`). \
 Each result names its context in a last line `[context: HANDLE]`; pass that HANDLE as `context` in the next call to keep \
@@ -44,7 +48,7 @@ your variables. A call without `context` starts a fresh, empty context.";
 /// The `repl` tool: its input and output schemas and annotations (it runs
 /// arbitrary code, so it is neither read-only nor idempotent).
 pub(super) fn repl_tool() -> McpTool {
-    let mut t = tool_def(REPL_TOOL, REPL_DESCRIPTION, repl_schema());
+    let mut t = tool_def(REPL_TOOL, &REPL_DESCRIPTION.replace("@PREFIX@", REGISTERED_PREFIX), repl_schema());
     if let Value::Object(o) = repl_output_schema() {
         t.output_schema = Some(Arc::new(o));
     }

@@ -15,7 +15,7 @@
 //!   accepted at the end of an MCP name (`mcp__...`).
 //!
 //! A tool name must name a tool: one of the pipeline's tools or a built-in
-//! one, `repl`, a script-registered tool (`eval_registered__<name>`) or an
+//! one, `repl`, a script-registered tool (`crate::call::REGISTERED_PREFIX` and its name) or an
 //! MCP tool (`mcp__…`). Anything else is an error that suggests the name
 //! meant (`--allow write`: did you mean "Write"?), never a rule that silently
 //! matches nothing. (Settings checked on their own, before the pipeline's
@@ -157,7 +157,7 @@ use shell::{ShellSubject, Subject as ShellCommand};
 /// The tool wrepl's MCP server serves itself (`repl`); rules may name it.
 const FRONT_TOOLS: &[&str] = &["repl"];
 /// Tools scripts register are named with this prefix; rules may name them.
-const REGISTERED: &str = "eval_registered__";
+const REGISTERED: &str = crate::call::REGISTERED_PREFIX;
 
 /// How each tool's rule specifiers match: taken from the tools themselves
 /// ([`Tool::rule_kind`]); a name no tool has matches as a whole command.

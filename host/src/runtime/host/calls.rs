@@ -15,7 +15,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::super::bindings::wrepl::sandbox::{calls, types};
 use super::super::tape::{Next, Start};
-use super::{CallFailure, CallHandler, HostState};
+use super::{CallFailure, CallHandler, FailureKind, HostState};
 
 /// Most inner calls in flight at once per sandbox.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
@@ -125,8 +125,8 @@ fn cap_message(mut m: String) -> String {
     m
 }
 
-fn call_error(kind: &str, message: String) -> types::CallError {
-    types::CallError { kind: kind.into(), message }
+fn call_error(kind: FailureKind, message: String) -> types::CallError {
+    types::CallError { kind: kind.as_str().into(), message }
 }
 
 fn truncate_name(s: &str) -> String {
@@ -197,14 +197,17 @@ impl HostState {
     /// The checks every call passes before the tape or the handler sees it.
     fn admit(&self, tool: &str, input: &str) -> Result<(), types::CallError> {
         if !self.watch.is_active() {
-            return Err(call_error("aborted", "no evaluation is running; inner calls cannot start".into()));
+            return Err(call_error(FailureKind::Aborted, "no evaluation is running; inner calls cannot start".into()));
         }
         if self.watch.stop_reason().is_some() {
-            return Err(call_error("aborted", "the evaluation is stopping; no new inner calls may start".into()));
+            return Err(call_error(
+                FailureKind::Aborted,
+                "the evaluation is stopping; no new inner calls may start".into(),
+            ));
         }
         if self.calls.in_flight.len() >= MAX_CALLS_IN_FLIGHT {
             return Err(call_error(
-                "limit",
+                FailureKind::Limit,
                 format!(
                     "too many inner calls in flight (limit {MAX_CALLS_IN_FLIGHT}); await some before starting more"
                 ),
@@ -212,7 +215,7 @@ impl HostState {
         }
         if input.len() > MAX_CALL_INPUT_BYTES {
             return Err(call_error(
-                "invalid-input",
+                FailureKind::InvalidInput,
                 format!(
                     "the input of {:?} is {} bytes; the limit is {MAX_CALL_INPUT_BYTES}",
                     truncate_name(tool),
@@ -312,14 +315,14 @@ impl HostState {
         self.calls.in_flight.remove(&done.id)?;
         let index = self.calls.index.remove(&done.id).unwrap_or(u32::MAX);
         let outcome = match done.result {
-            Ok(json) if json.len() > MAX_CALL_RESULT_BYTES => Err(types::CallError {
-                kind: "result-too-large".into(),
-                message: format!(
+            Ok(json) if json.len() > MAX_CALL_RESULT_BYTES => Err(call_error(
+                FailureKind::ResultTooLarge,
+                format!(
                     "the result ({} bytes) exceeds the {} byte limit for one inner call",
                     json.len(),
                     MAX_CALL_RESULT_BYTES
                 ),
-            }),
+            )),
             Ok(json) => Ok(json),
             Err(f) => Err(types::CallError { kind: f.kind.as_str().into(), message: cap_message(f.message) }),
         };

@@ -2,83 +2,10 @@
 //! running [`CallFuture`], and the [`CallFailure`] (of a [`FailureKind`]) a
 //! script sees when a call fails or is refused.
 
+pub use crate::call::{CallFailure, FailureKind};
+
 use std::future::Future;
 use std::pin::Pin;
-
-/// Why an inner call failed, as the script sees it in `error.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FailureKind {
-    /// Refused by a permission rule, a hook, or the approver.
-    Denied,
-    /// The input does not match the tool's schema (or is otherwise unacceptable).
-    InvalidInput,
-    /// The tool returned output that violates its declared schema.
-    InvalidOutput,
-    /// No tool of that name is available.
-    UnknownTool,
-    /// The isolation latch refused the call.
-    Isolation,
-    /// A path leaves the granted workspace roots.
-    PathEscape,
-    /// The path is wrepl's own state (compile cache, session store, settings, ...).
-    Protected,
-    /// The file or directory does not exist.
-    NotFound,
-    /// An OS error.
-    Io,
-    /// The tool's native timeout expired.
-    Timeout,
-    /// The tool ignored its timeout and the watchdog aborted it.
-    Watchdog,
-    /// The call was cancelled.
-    Aborted,
-    /// Any other failure of the tool.
-    Failed,
-}
-
-impl FailureKind {
-    /// The kebab-case name the script sees (`denied`, `invalid-input`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Denied => "denied",
-            FailureKind::InvalidInput => "invalid-input",
-            FailureKind::InvalidOutput => "invalid-output",
-            FailureKind::UnknownTool => "unknown-tool",
-            FailureKind::Isolation => "isolation",
-            FailureKind::PathEscape => "path-escape",
-            FailureKind::Protected => "protected",
-            FailureKind::NotFound => "not-found",
-            FailureKind::Io => "io",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Watchdog => "watchdog",
-            FailureKind::Aborted => "aborted",
-            FailureKind::Failed => "failed",
-        }
-    }
-}
-
-impl std::fmt::Display for FailureKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A failed or refused inner call, as the script sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallFailure {
-    /// Machine-readable kind.
-    pub kind: FailureKind,
-    /// Human-readable explanation.
-    pub message: String,
-}
-
-impl CallFailure {
-    /// Build a failure of `kind` with `message`.
-    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into() }
-    }
-}
 
 /// The running part of an inner call: resolves to the JSON text of the value
 /// the script receives.

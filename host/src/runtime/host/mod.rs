@@ -23,19 +23,21 @@ mod timers;
 
 pub use ambient::{Ambient, SystemAmbient};
 pub use handler::{CallFailure, CallFuture, CallHandler, FailureKind, NoTools};
+pub(crate) use registry::MAX_REGISTERED_NAME;
 pub use registry::{RegisteredTool, MAX_REGISTERED_TOOLS};
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::bindings::wrepl::sandbox::{host, types};
-use super::budget::{Budget, CancelToken, StopReason, Watch};
+use super::budget::{Budget, StopReason, Watch};
 use super::console::{ConsoleBuffer, ConsoleOutput, CONSOLE_BUDGET_BYTES};
 use super::tape::{self, Deck, ReplayObservation, Tape, TapeHost};
 use super::{EngineOptions, SandboxOptions};
 use calls::Calls;
 use registry::Registry;
 use timers::Timers;
+use tokio_util::sync::CancellationToken;
 
 /// The error an overdue guest is killed with.
 #[derive(Debug, Clone, Copy)]
@@ -167,7 +169,7 @@ impl HostState {
     }
 
     /// Start an evaluation under `budget`, `cancel` and `tape`.
-    pub(crate) fn begin_eval(&mut self, budget: Budget, cancel: CancelToken, tape: Tape) {
+    pub(crate) fn begin_eval(&mut self, budget: Budget, cancel: CancellationToken, tape: Tape) {
         self.tape = tape::load(tape);
         self.calls.begin();
         self.watch.begin(budget, cancel);

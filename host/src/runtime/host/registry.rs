@@ -3,13 +3,15 @@
 
 use std::collections::BTreeMap;
 
+use crate::call::REGISTERED_PREFIX;
+
 /// Most registered tools per context.
 pub const MAX_REGISTERED_TOOLS: usize = 100;
 
 /// A tool defined by the script with `registerTool`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RegisteredTool {
-    /// Name (the model sees `eval_registered__<name>`).
+    /// Name (the model sees it with [`REGISTERED_PREFIX`] before it).
     pub name: String,
     /// Description for the model.
     pub description: String,
@@ -34,9 +36,9 @@ fn next_revision() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Longest registered tool name: its MCP name `eval_registered__<name>`
-/// must fit the protocol's 64 characters.
-pub(crate) const MAX_REGISTERED_NAME: usize = 64 - "eval_registered__".len();
+/// Longest registered tool name: its MCP name (the registered prefix and
+/// the name) must fit the protocol's 64 characters.
+pub(crate) const MAX_REGISTERED_NAME: usize = 64 - REGISTERED_PREFIX.len();
 
 fn valid_tool_name(name: &str) -> bool {
     (1..=MAX_REGISTERED_NAME).contains(&name.len())
@@ -68,7 +70,7 @@ impl Registry {
         if !valid_tool_name(&name) {
             return Err(format!(
                 "the name must match ^[a-zA-Z0-9_-]{{1,{MAX_REGISTERED_NAME}}}$ (the model calls it as \
-                 eval_registered__<name>, and an MCP tool name has at most 64 characters)"
+                 {REGISTERED_PREFIX}<name>, and an MCP tool name has at most 64 characters)"
             ));
         }
         if description.chars().count() > 10_000 {

@@ -1,0 +1,248 @@
+//! Durable sessions of a [`Repl`]: their configuration, resuming one from
+//! its verified log (replay), continuing a suspended block, and the
+//! single-writer lease given back and taken again between calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{EvalResult, Evaluation, Repl, ReplError, Resumption};
+use crate::budget::HARD_LIMIT;
+use crate::replay::log::Event;
+use crate::replay::player::{self, Replayed, RestoreReport};
+use crate::replay::recorder::{Lease, SessionRecorder};
+use crate::replay::store::{LeaseTaken, LogStore, StoreError};
+
+/// A durable session: its log is replayed when the REPL starts and every
+/// evaluation is appended to it.
+#[derive(Clone)]
+pub struct SessionConfig {
+    /// Session name.
+    pub name: String,
+    /// Where the log lives.
+    pub store: Arc<dyn LogStore>,
+    /// Boundary id recorded with new blocks (default `main`).
+    pub boundary: String,
+    /// What to do when the log fails verification.
+    pub on_tamper: OnTamper,
+    /// How long to wait for another writer to let go of the session
+    /// (`None`: fail at once with "in use").
+    pub wait: Option<Duration>,
+}
+
+impl SessionConfig {
+    /// The session `name` in `store`: boundary `main`, refuse a tampered
+    /// log, do not wait for another writer.
+    pub fn new(name: impl Into<String>, store: Arc<dyn LogStore>) -> Self {
+        Self { name: name.into(), store, boundary: "main".into(), on_tamper: OnTamper::Refuse, wait: None }
+    }
+}
+
+/// What resuming does with a log that fails verification (a broken hash
+/// chain, or a head that does not match its newest rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnTamper {
+    /// Refuse to resume ([`ReplError::Tampered`]); nothing is replayed.
+    #[default]
+    Refuse,
+    /// Move the log aside (`<name>.tampered-<ms>`, kept for inspection) and
+    /// start the session fresh, saying so; nothing forged is replayed.
+    Fresh,
+}
+
+impl std::str::FromStr for OnTamper {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "refuse" => Ok(Self::Refuse),
+            "fresh" => Ok(Self::Fresh),
+            other => Err(format!("unknown --on-tamper value {other:?}: expected refuse or fresh")),
+        }
+    }
+}
+
+impl std::fmt::Debug for SessionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionConfig")
+            .field("name", &self.name)
+            .field("boundary", &self.boundary)
+            .field("on_tamper", &self.on_tamper)
+            .field("wait", &self.wait)
+            .finish()
+    }
+}
+
+pub(super) struct ActiveSession {
+    pub(super) recorder: Arc<SessionRecorder>,
+    pub(super) store: Arc<dyn LogStore>,
+    pub(super) name: String,
+    pub(super) next_block: u64,
+    pub(super) boundary: String,
+    /// Set while the lease is given back: the head the log had then.
+    pub(super) released_head: Option<String>,
+}
+
+/// `Ok` when `session`'s log verifies (chain and head), else
+/// [`ReplError::Tampered`] naming the first bad event; store errors as they are.
+pub(crate) fn verified(store: &dyn LogStore, session: &str) -> Result<(), ReplError> {
+    let report = store.verify(session)?;
+    if report.ok {
+        return Ok(());
+    }
+    let (seq, reason) = report.first_bad.map_or((0, "the log failed verification".to_string()), |b| (b.seq, b.reason));
+    Err(ReplError::Tampered { session: session.to_string(), seq, reason })
+}
+
+impl Repl {
+    /// What resuming the session found (`None` without a session).
+    pub fn restore_report(&self) -> Option<&RestoreReport> {
+        self.restore.as_ref()
+    }
+
+    /// Replay the session's recorded blocks (hydration `resume`): every
+    /// capability is answered from the log, so no tool runs again.
+    ///
+    /// First the session's single-writer lease is taken (a live writer
+    /// elsewhere makes this fail, or wait), then the whole log is verified:
+    /// a broken chain or head is never replayed.
+    pub(super) async fn hydrate(&mut self, cfg: SessionConfig) -> Result<(), ReplError> {
+        let mut report = RestoreReport::default();
+        let (lease, taken) = {
+            let (store, name, wait) = (cfg.store.clone(), cfg.name.clone(), cfg.wait);
+            match tokio::task::spawn_blocking(move || Lease::acquire(store, &name, wait)).await {
+                Ok(r) => r?,
+                Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
+            }
+        };
+        let takeover = match taken {
+            LeaseTaken::TakenOver { holder, reason } => {
+                report.notes.push(format!("took the session over from a stale writer ({holder}: {reason})"));
+                Some(format!("{holder}: {reason}"))
+            }
+            LeaseTaken::Free => None,
+        };
+        if let Err(tampered) = verified(&*cfg.store, &cfg.name) {
+            let ReplError::Tampered { seq, reason, .. } = &tampered else { return Err(tampered) };
+            match cfg.on_tamper {
+                OnTamper::Refuse => return Err(tampered),
+                OnTamper::Fresh => {
+                    let aside = cfg.store.quarantine(&cfg.name)?;
+                    report.notes.push(format!(
+                        "the session's log failed verification at event {seq} ({reason}); it was moved aside as {aside:?} and the session starts fresh: nothing was replayed"
+                    ));
+                }
+            }
+        }
+        let events = cfg.store.load(&cfg.name)?;
+        if let Some(previous) = takeover {
+            // Recorded once the log is known to be intact (or was set aside).
+            let block = events.last().map_or(0, |e| e.block);
+            cfg.store.append_leased(&cfg.name, lease.owner_id(), &[(block, Event::Takeover { previous })])?;
+        }
+        let continued: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e.event {
+                Event::Continues { block } => Some(block),
+                _ => None,
+            })
+            .collect();
+        let plan = player::plan(events, HARD_LIMIT);
+        for b in plan.suspended.iter().filter(|b| !continued.contains(b)) {
+            report.notes.push(format!(
+                "block {b} stopped to wait for the client's input and has not been continued; it was not \
+                 replayed (calls it made before stopping did run)"
+            ));
+        }
+        for mut block in plan.blocks {
+            let tape = std::mem::take(&mut block.tape);
+            let ev = Evaluation::replayed(block.code.clone(), block.budget, &self.limits);
+            let (result, observation) = self.run_block(&ev, tape).await?;
+            let stack = result.error.as_ref().map(|e| e.stack.clone()).unwrap_or_default();
+            report.judge(block, Replayed { threw: result.error.is_some(), stack, observation });
+        }
+        report.summarize();
+        let next_block = plan.next_block;
+        let recorder = Arc::new(SessionRecorder::leased(cfg.store.clone(), cfg.name.clone(), lease));
+        self.session = Some(ActiveSession {
+            recorder,
+            store: cfg.store.clone(),
+            name: cfg.name.clone(),
+            next_block,
+            boundary: cfg.boundary,
+            released_head: None,
+        });
+        self.restore = Some(report);
+        Ok(())
+    }
+
+    /// The number of the newest block recorded in this context's session.
+    pub fn last_block(&self) -> Option<u64> {
+        self.session.as_ref().and_then(|s| s.next_block.checked_sub(1))
+    }
+
+    /// Give the session's lease back between calls (a shared store: any
+    /// server may serve the next one). Nothing can be recorded until
+    /// [`Repl::reacquire_lease`] takes it again.
+    pub fn release_lease(&mut self) -> Result<(), ReplError> {
+        let Some(sess) = self.session.as_mut() else { return Ok(()) };
+        sess.released_head = Some(sess.recorder.release()?.unwrap_or_default());
+        Ok(())
+    }
+
+    /// Take the lease back (waiting up to `wait` for another writer). True
+    /// when the log is as this context left it, so the live context is
+    /// current; false when another writer extended the log (or took the
+    /// lease over from a dead one): then the context must be rebuilt from
+    /// the log (drop it and build it again).
+    pub async fn reacquire_lease(&mut self, wait: Option<Duration>) -> Result<bool, ReplError> {
+        let Some(sess) = self.session.as_mut() else { return Ok(true) };
+        let Some(left) = sess.released_head.clone() else { return Ok(true) };
+        let (store, name) = (sess.store.clone(), sess.name.clone());
+        let (lease, taken, head) =
+            match tokio::task::spawn_blocking(move || Lease::acquire_with_head(store, &name, wait)).await {
+                Ok(r) => r?,
+                Err(e) => return Err(ReplError::Session(StoreError::Io(std::io::Error::other(e.to_string())))),
+            };
+        let head = head.map(|h| h.hash).unwrap_or_default();
+        sess.recorder.hold(lease);
+        sess.released_head = None;
+        Ok(matches!(taken, LeaseTaken::Free) && head == left)
+    }
+
+    /// The session this context records into, when it records.
+    pub fn session_name(&self) -> Option<&str> {
+        self.session.as_ref().map(|s| s.name.as_str())
+    }
+
+    /// Continue suspended block `block` of this context's session: its
+    /// code is evaluated again as a new block, every boundary event up to
+    /// the suspension answered from the log (nothing that ran runs again),
+    /// except the calls that waited for input (`waiting`, which must be the
+    /// ones the log names), which run now; then live. The context must be
+    /// in the state the block started from: hydrated from the log, which
+    /// skips suspended blocks.
+    pub(super) async fn continue_block(&mut self, ev: Evaluation, r: Resumption) -> Result<EvalResult, ReplError> {
+        let Resumption { block, waiting } = r;
+        let Some(sess) = &self.session else {
+            return Err(ReplError::InvalidInput("this context records no session; nothing can be continued".into()));
+        };
+        if sess.next_block <= block {
+            return Err(ReplError::InvalidInput(format!("block {block} is not in this context's session")));
+        }
+        let events = sess.store.load(&sess.name)?;
+        if events.iter().any(|e| matches!(&e.event, Event::Continues { block: b } if *b == block)) {
+            return Err(ReplError::InvalidInput(format!("block {block} was already continued")));
+        }
+        let Some((logged, prefix, calls)) = player::suspended_block(&events, block) else {
+            return Err(ReplError::InvalidInput(format!("block {block} is not a suspended block of this session")));
+        };
+        if logged != ev.code {
+            return Err(ReplError::InvalidInput(format!(
+                "the code differs from the code of suspended block {block}; a continuation runs the same code"
+            )));
+        }
+        if calls != waiting {
+            return Err(ReplError::InvalidInput(format!("block {block} waits on call(s) {calls:?}, not {waiting:?}")));
+        }
+        self.eval_block(ev, Some((block, prefix, calls))).await
+    }
+}
