@@ -11,6 +11,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -191,7 +192,7 @@ pub struct Call {
     /// The [`fingerprint`] of the input schema the call is checked against
     /// (empty when no schema is known): a recorded call whose fingerprint
     /// differs on replay has drifted.
-    pub fingerprint: String,
+    pub fingerprint: Arc<str>,
 }
 
 /// How a shorthand global calls its tool: the guest knows each form's

@@ -132,10 +132,11 @@ pub mod engine {
 /// and progress events, the built-in tools and the watchdog.
 pub mod policy {
     pub use crate::pipeline::dispatcher::{
-        js_global_for, watchdog_for, Admission, Approver, CallRecord, Dispatcher, EvalCalls, FrontCall, FrontDefault,
-        PipelineError, RecordJson, Refusal, Settlement, MAX_IMAGES, MAX_PDFS,
+        js_global_for, watchdog_for, Approver, CallRecord, Dispatcher, EvalCalls, PipelineError, RecordJson,
+        MAX_IMAGES, MAX_PDFS,
     };
     pub use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
+    pub use crate::pipeline::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
     pub use crate::pipeline::permissions::Decision;
     pub use crate::pipeline::settings::{ClaudeSettings, Settings, SettingsError};
     pub use crate::tools::chdir::CHDIR;

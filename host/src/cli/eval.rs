@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use wrepl::{EvalOptions, SessionConfig};
+use wrepl::{EvalOptions, Evaluation, SessionConfig};
 
 use super::approve::{answer_from_stdin, TerminalApprover};
 use super::{builder, default_engine, downstream, PolicyArgs, SessionArgs, StoreArgs};
@@ -189,7 +189,8 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     print_restore_report(&repl, &o);
     let mut last_failed = false;
     for code in &snippets {
-        let r = repl.eval(code, EvalOptions { timeout, fuel, ..EvalOptions::default() }).await?;
+        let opts = EvalOptions { timeout, fuel, ..EvalOptions::default() };
+        let r = repl.run(Evaluation::new(code.as_str(), &opts, repl.limits())?).await?;
         last_failed = r.failed();
         if json {
             let stdout = std::io::stdout();

@@ -17,7 +17,7 @@ use rustyline::hint::Hinter;
 use rustyline::history::{DefaultHistory, History};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
-use wrepl::{CancellationToken, EvalOptions, SessionConfig};
+use wrepl::{CancellationToken, EvalOptions, Evaluation, SessionConfig};
 
 use super::approve::{Answer, TerminalApprover, PROMPT};
 use super::eval::{print_restore_report, print_result, Output};
@@ -200,7 +200,13 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         let cancel = CancellationToken::new();
         let opts = EvalOptions { timeout, fuel, cancel: cancel.clone(), ..EvalOptions::default() };
         let no_echo = status.is_some().then(NoEcho::new);
-        let evaluation = repl.eval(&code, opts);
+        let evaluation = match Evaluation::new(code.as_str(), &opts, repl.limits()) {
+            Ok(ev) => repl.run(ev),
+            Err(e) => {
+                eprintln!("wrepl: {e}");
+                continue;
+            }
+        };
         tokio::pin!(evaluation);
         if let Some(s) = &status {
             s.start();

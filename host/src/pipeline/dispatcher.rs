@@ -4,7 +4,7 @@
 //! PostToolUse / PostToolUseFailure hooks → progress events and a record.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -17,11 +17,12 @@ use super::latch::IsolationLatch;
 use super::permissions::{Decision, PermissionRequest, PermissionRules, RuleKinds};
 use super::settings::{Settings, SettingsError};
 
-pub use super::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
+pub use super::gate::PipelineError;
+use super::gate::{compile, Gate};
 pub use super::records::{CallRecord, EvalCalls, RecordJson, MAX_IMAGES, MAX_PDFS};
 use super::records::{Finished, JsonText};
 pub use super::stages::watchdog_for;
-use super::stages::{decide, run_with_watchdog, tool_failure, validate};
+use super::stages::{run_with_watchdog, tool_failure, validate};
 use crate::call::{fingerprint, Call, CallBudget, CallFailure, FailureKind, Origin};
 use crate::ids;
 use crate::runtime::{CallFuture, CallHandler, ToolBinding};
@@ -33,29 +34,9 @@ pub trait Approver: Send + Sync + 'static {
     fn approve(&self, tool: &str, input: &Value, reason: &str) -> futures_util::future::BoxFuture<'static, bool>;
 }
 
-/// Errors building a dispatcher.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PipelineError {
-    /// The settings are invalid.
-    #[error(transparent)]
-    Settings(#[from] SettingsError),
-    /// A tool's schema does not compile.
-    #[error("the input schema of tool {tool} is invalid: {message}")]
-    Schema {
-        /// The tool.
-        tool: String,
-        /// Why.
-        message: String,
-    },
-    /// Two tools share a name.
-    #[error("two tools are named {0}")]
-    Duplicate(String),
-}
-
 pub(super) struct Registered {
     tool: Arc<dyn Tool>,
-    fingerprint: String,
+    fingerprint: Arc<str>,
     input: jsonschema::Validator,
     output: Option<jsonschema::Validator>,
 }
@@ -92,23 +73,6 @@ pub(crate) struct PipelineConfig {
     pub session_id: String,
 }
 
-/// Which policy a call is checked under.
-pub(super) enum Gate<'a> {
-    /// An inner call of a pipeline tool.
-    Tool(&'a Registered),
-    /// A front call.
-    Front { validator: &'a jsonschema::Validator, default: &'a FrontDefault },
-}
-
-impl Gate<'_> {
-    fn validator(&self) -> &jsonschema::Validator {
-        match self {
-            Gate::Tool(r) => &r.input,
-            Gate::Front { validator, .. } => validator,
-        }
-    }
-}
-
 /// The inner-call pipeline. Serves guest calls through [`CallHandler`], and
 /// the model's calls of wrepl's own tools through [`Dispatcher::admit`] /
 /// [`Dispatcher::settle`].
@@ -119,7 +83,7 @@ impl Gate<'_> {
 /// each dispatcher's own.
 pub struct Dispatcher {
     pub(super) p: Arc<Policy>,
-    latch: IsolationLatch,
+    pub(super) latch: IsolationLatch,
     serial: Arc<tokio::sync::Mutex<()>>,
     scope: Arc<Mutex<Scope>>,
 }
@@ -146,10 +110,6 @@ impl std::fmt::Debug for Dispatcher {
     }
 }
 
-pub(super) fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, PipelineError> {
-    jsonschema::validator_for(schema).map_err(|e| PipelineError::Schema { tool: tool.into(), message: e.to_string() })
-}
-
 impl Dispatcher {
     /// Build a dispatcher over `tools` (schemas compiled once).
     pub(crate) fn new(config: PipelineConfig, tools: Vec<Arc<dyn Tool>>) -> Result<Self, PipelineError> {
@@ -161,7 +121,7 @@ impl Dispatcher {
             }
             let input = compile(&name, &tool.input_schema())?;
             let output = tool.output_schema().map(|s| compile(&name, &s)).transpose()?;
-            let fingerprint = fingerprint(&tool.input_schema());
+            let fingerprint = fingerprint(&tool.input_schema()).into();
             map.insert(name, Registered { tool, fingerprint, input, output });
         }
         let kinds = RuleKinds::of(map.values().map(|r| &r.tool));
@@ -213,7 +173,7 @@ impl Dispatcher {
     }
 
     /// The granted allow rule covering `req`, if any.
-    fn granted(&self, req: &PermissionRequest<'_>) -> Option<super::permissions::Matched> {
+    pub(super) fn granted(&self, req: &PermissionRequest<'_>) -> Option<super::permissions::Matched> {
         let granted = self.p.granted.read().unwrap_or_else(|p| p.into_inner());
         if granted.is_empty() {
             return None;
@@ -304,7 +264,7 @@ impl Dispatcher {
             let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
             (s.cwd.clone(), s.cancel.child_token())
         };
-        let fingerprint = self.p.tools.get(&tool_name).map(|r| r.fingerprint.clone()).unwrap_or_default();
+        let fingerprint = self.p.tools.get(&tool_name).map_or_else(|| Arc::from(""), |r| r.fingerprint.clone());
         let mut call = Call {
             id: ids::tool_use_id(),
             tool: tool_name,
@@ -390,162 +350,6 @@ impl Dispatcher {
         (result, self.finish_eval())
     }
 
-    /// Stages 1-4, shared by inner and front calls: schema, isolation latch,
-    /// PreToolUse hooks (a rewrite is re-validated), permission (and the
-    /// approver for `ask`).
-    pub(super) async fn admit_stages(
-        &self,
-        call: &mut Call,
-        gate: &Gate<'_>,
-        warnings: &mut Vec<String>,
-    ) -> Result<(), CallFailure> {
-        let Call { id, tool, input, cwd, .. } = call;
-        let (id, tool_name, cwd): (&str, &str, &Path) = (id, tool, cwd);
-        // 1. the input schema
-        if !input.is_object() {
-            return Err(CallFailure::new(
-                FailureKind::InvalidInput,
-                format!("the input of {tool_name} must be a JSON object"),
-            ));
-        }
-        validate(tool_name, gate.validator(), input)?;
-        // 2. isolation latch: checked and reserved in one step, before any
-        // await, so parallel calls cannot both pass (a refused call still
-        // latches: the conservative choice).
-        self.latch.check_and_latch(tool_name).map_err(|m| CallFailure::new(FailureKind::Isolation, m))?;
-        // 3. PreToolUse hooks: may decide and rewrite the input
-        let mut hook_decision = None;
-        let mut hook_reason = None;
-        if self.p.hooks.has_hooks(HookEvent::PreToolUse, tool_name) {
-            let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd };
-            let pre = self.p.hooks.pre_tool_use(&hook_ctx, input).await;
-            warnings.extend(pre.warnings.into_iter().map(|w| format!("PreToolUse hook for {tool_name}: {w}")));
-            if let Some(updated) = pre.updated_input {
-                validate(tool_name, gate.validator(), &updated).map_err(|f| {
-                    CallFailure::new(
-                        FailureKind::InvalidInput,
-                        format!("a PreToolUse hook rewrote the input into an invalid one: {}", f.message),
-                    )
-                })?;
-                *input = updated;
-            }
-            hook_decision = pre.decision;
-            hook_reason = pre.reason;
-        }
-        // 4. permission, against the input that will actually run
-        let (matched, fallback, always_ask, hint) = match gate {
-            Gate::Tool(reg) => {
-                let tool = &reg.tool;
-                let mut paths = Vec::new();
-                for p in tool.input_paths(input) {
-                    let r = self.p.workspace.resolve(cwd, &p).map_err(tool_failure)?;
-                    // Rules see both the path as written and where it really
-                    // leads inside the root (deny matches if either does).
-                    let real = self.p.workspace.real_path(&r);
-                    if real != r.abs {
-                        paths.push(real);
-                    }
-                    paths.push(r.abs);
-                }
-                let subject = tool.rule_subject(input);
-                let req = PermissionRequest {
-                    tool: tool_name,
-                    command: subject.as_deref(),
-                    paths: &paths,
-                    project_root: self.p.workspace.default_cwd(),
-                };
-                let mut matched = self.p.rules.evaluate(&req);
-                if matched.as_ref().is_none_or(|m| m.decision == Decision::Ask) {
-                    if let Some(g) = self.granted(&req) {
-                        matched = Some(g);
-                    }
-                }
-                // A tool "also checked as" another (Glob and Grep as Read) is
-                // denied by that tool's deny rules for the paths it names: a
-                // searched directory is denied if a rule denies it or what is
-                // inside it (probed with a child path, so `dir/**` matches).
-                if let Some(other) = tool.also_checked_as().filter(|_| !paths.is_empty()) {
-                    let probed: Vec<PathBuf> =
-                        paths.iter().flat_map(|p| [p.clone(), p.join("__wrepl_search_probe__")]).collect();
-                    let as_other = PermissionRequest { tool: other, paths: &probed, ..req };
-                    if let Some(m) = self.p.rules.evaluate(&as_other).filter(|m| m.decision == Decision::Deny) {
-                        matched = Some(m);
-                    }
-                }
-                // The reason is only formatted when the fallback decides (not on the hot path).
-                let fallback = if tool.read_only(input) { Decision::Allow } else { Decision::Ask };
-                // What no rule covers, for the message (shell commands only).
-                let hint =
-                    if matched.is_none() && fallback != Decision::Allow { self.p.rules.explain(&req) } else { None };
-                (matched, fallback, None, hint)
-            }
-            Gate::Front { default, .. } => {
-                let req = PermissionRequest {
-                    tool: tool_name,
-                    command: None,
-                    paths: &[],
-                    project_root: self.p.workspace.default_cwd(),
-                };
-                let mut matched = self.p.rules.evaluate(&req);
-                if matched.as_ref().is_none_or(|m| m.decision == Decision::Ask) {
-                    if let Some(g) = self.granted(&req) {
-                        matched = Some(g);
-                    }
-                }
-                match default {
-                    FrontDefault::Allow => (matched, Decision::Allow, None, None),
-                    FrontDefault::AlwaysAsk(q) => (matched, Decision::Ask, Some(q.as_str()), None),
-                }
-            }
-        };
-        // Asked for only when the fallback does not allow (an allow states no reason).
-        let fallback_why = || match gate {
-            Gate::Front { default: FrontDefault::AlwaysAsk(q), .. } => q.clone(),
-            Gate::Front { .. } => String::new(),
-            Gate::Tool(_) => match &hint {
-                Some(h) => format!("permission to use {tool_name} was not granted: {}", h.why),
-                None => format!("permission to use {tool_name} was not granted"),
-            },
-        };
-        // An allow rule naming exactly this tool (no pattern) pre-approves
-        // one that would always ask (a registered tool).
-        let named_allow = matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && m.rule == tool_name);
-        let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
-        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny && !named_allow) {
-            (decision, why) = (Decision::Ask, q.to_string());
-        }
-        match decision {
-            Decision::Allow => Ok(()),
-            Decision::Deny => Err(CallFailure::new(FailureKind::Denied, why)),
-            Decision::Ask => {
-                let approved = match &self.p.approver {
-                    Some(a) => a.approve(tool_name, input, &why).await,
-                    None => false,
-                };
-                if approved {
-                    return Ok(());
-                }
-                let message = match (&self.p.approver, always_ask) {
-                    (Some(_), None) => format!("{why}; the approver declined"),
-                    (Some(_), Some(_)) => format!("{why}: the approver declined"),
-                    (None, None) => {
-                        let grant = match &hint {
-                            Some(h) => h.grant.clone(),
-                            None => format!("an allow rule (e.g. --allow '{tool_name}')"),
-                        };
-                        format!(
-                            "{why}; nobody can be asked in this non-interactive session, so it is denied. Grant it with {grant}"
-                        )
-                    }
-                    (None, Some(_)) => {
-                        format!("{why}: registered tools always ask, and nobody can be asked in this session")
-                    }
-                };
-                Err(CallFailure::new(FailureKind::Denied, message))
-            }
-        }
-    }
-
     /// Every stage of an inner call; what it leaves besides its outcome
     /// (hook warnings, the input that ran) goes to `trail`.
     async fn run_stages(&self, call: &mut Call, trail: &mut Trail) -> Result<ToolOutput, CallFailure> {
@@ -556,7 +360,7 @@ impl Dispatcher {
             )
         })?;
         // 1-4. schema, latch, PreToolUse hooks, permission
-        self.admit_stages(call, &Gate::Tool(reg), &mut trail.warnings).await?;
+        self.admit_stages(call, &Gate::Tool { tool: &reg.tool, validator: &reg.input }, &mut trail.warnings).await?;
         let Call { id, tool, input, cwd, budget, .. } = call;
         let (id, tool_name, started, warnings) = (id.as_str(), tool.as_str(), budget.started, &mut trail.warnings);
         // 5. execute with the native timeout and the watchdog
@@ -678,7 +482,7 @@ impl CallHandler for Arc<Dispatcher> {
     }
 
     fn fingerprint(&self, tool: &str) -> String {
-        self.p.tools.get(tool).map(|r| r.fingerprint.clone()).unwrap_or_default()
+        self.p.tools.get(tool).map(|r| r.fingerprint.to_string()).unwrap_or_default()
     }
 
     fn check_schema(&self, schema: &Value) -> Result<(), String> {

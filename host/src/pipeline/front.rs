@@ -9,24 +9,14 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::dispatcher::{compile, Dispatcher, Gate};
+use super::dispatcher::Dispatcher;
 use super::events::Phase;
+pub use super::gate::FrontDefault;
+use super::gate::{compile, Gate};
 use super::hooks::{HookContext, HookEvent};
 use super::records::{CallRecord, Finished, JsonText};
 use crate::call::{fingerprint, Call, CallBudget, CallFailure, FailureKind, Origin, TraceContext};
 use crate::ids;
-
-/// How a call the model makes of a tool wrepl serves itself is decided when
-/// no rule or hook decides it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FrontDefault {
-    /// Allowed (the `repl` tool itself: whoever started the server offered it).
-    Allow,
-    /// Always put to the approver with this question, even when an allow
-    /// rule or hook matches (script-registered tools); deny rules and hooks
-    /// still refuse first.
-    AlwaysAsk(String),
-}
 
 /// A call the model makes of a tool wrepl serves itself (the MCP `repl`
 /// tool, a script-registered tool): it passes the same stages as an inner
@@ -99,7 +89,7 @@ impl Dispatcher {
         let started = Instant::now();
         let mut call = Call {
             id: ids::tool_use_id(),
-            fingerprint: fingerprint(&schema),
+            fingerprint: fingerprint(&schema).into(),
             tool,
             input,
             origin: Origin::Model,

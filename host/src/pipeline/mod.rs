@@ -1,9 +1,11 @@
 //! The inner-call pipeline: one dispatcher every guest call goes through.
 //! It knows tool calls, policy and hooks, but not WebAssembly.
 
+mod admit;
 pub mod dispatcher;
 pub mod events;
-mod front;
+pub mod front;
+mod gate;
 pub mod hooks;
 pub mod latch;
 pub mod permissions;

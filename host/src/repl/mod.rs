@@ -18,7 +18,8 @@ pub use crate::replay::player::RestoreReport;
 
 use crate::budget::BudgetError;
 use crate::call::{Shorthand, REGISTERED_PREFIX, SHORTHANDS};
-use crate::pipeline::dispatcher::{Dispatcher, FrontCall, FrontDefault, PipelineError};
+use crate::pipeline::dispatcher::{Dispatcher, PipelineError};
+use crate::pipeline::front::{FrontCall, FrontDefault};
 use crate::replay::log::Event;
 use crate::replay::store::StoreError;
 use crate::runtime::{

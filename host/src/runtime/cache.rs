@@ -12,13 +12,23 @@
 //! file. A key file that is not a regular 0600 file of ours means: compile,
 //! and cache nothing.
 
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
-use super::engine::cache_key;
 use super::{boxed, RuntimeError};
+
+/// The cache file's name for `component` under `engine`: the guest's hash
+/// and the engine's compatibility hash, so an artifact of another guest or
+/// configuration is never looked up under it.
+pub(super) fn cache_key(engine: &Engine, component: &[u8]) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    component.hash(&mut h);
+    engine.precompile_compatibility_hash().hash(&mut h);
+    format!("guest-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())
+}
 
 /// Format tag at the start of a cache file.
 pub(super) const CACHE_MAGIC: &[u8; 8] = b"WREPLCW1";

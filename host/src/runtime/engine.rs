@@ -1,7 +1,6 @@
 //! The shared wasmtime engine: configuration, the compiled guest (cached on
 //! disk), `InstancePre`, and the epoch ticker that drives budget checks.
 
-use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -314,13 +313,6 @@ fn deserialize_embedded(engine: &Engine, artifact: &'static [u8]) -> wasmtime::R
     // the committed guest; wasmtime re-checks its header, version, settings
     // and the CPU features it needs.
     unsafe { Component::deserialize(engine, artifact) }
-}
-
-pub(super) fn cache_key(engine: &Engine, component: &[u8]) -> String {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    component.hash(&mut h);
-    engine.precompile_compatibility_hash().hash(&mut h);
-    format!("guest-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())
 }
 
 #[cfg(test)]

@@ -1,0 +1,169 @@
+//! Stages 1-4 of every call, inner or front: the input schema, the
+//! isolation latch, PreToolUse hooks (a rewrite is validated again) and the
+//! permission decision (rules, grants, hooks, the fallback, the approver).
+
+use std::path::{Path, PathBuf};
+
+use super::dispatcher::Dispatcher;
+use super::gate::{FrontDefault, Gate};
+use super::hooks::{HookContext, HookEvent};
+use super::permissions::{Decision, PermissionRequest};
+use super::stages::{decide, tool_failure, validate};
+use crate::call::{Call, CallFailure, FailureKind};
+
+impl Dispatcher {
+    /// Stages 1-4, shared by inner and front calls: schema, isolation latch,
+    /// PreToolUse hooks (a rewrite is re-validated), permission (and the
+    /// approver for `ask`).
+    pub(super) async fn admit_stages(
+        &self,
+        call: &mut Call,
+        gate: &Gate<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), CallFailure> {
+        let Call { id, tool, input, cwd, .. } = call;
+        let (id, tool_name, cwd): (&str, &str, &Path) = (id, tool, cwd);
+        // 1. the input schema
+        if !input.is_object() {
+            return Err(CallFailure::new(
+                FailureKind::InvalidInput,
+                format!("the input of {tool_name} must be a JSON object"),
+            ));
+        }
+        validate(tool_name, gate.validator(), input)?;
+        // 2. isolation latch: checked and reserved in one step, before any
+        // await, so parallel calls cannot both pass (a refused call still
+        // latches: the conservative choice).
+        self.latch.check_and_latch(tool_name).map_err(|m| CallFailure::new(FailureKind::Isolation, m))?;
+        // 3. PreToolUse hooks: may decide and rewrite the input
+        let mut hook_decision = None;
+        let mut hook_reason = None;
+        if self.p.hooks.has_hooks(HookEvent::PreToolUse, tool_name) {
+            let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd };
+            let pre = self.p.hooks.pre_tool_use(&hook_ctx, input).await;
+            warnings.extend(pre.warnings.into_iter().map(|w| format!("PreToolUse hook for {tool_name}: {w}")));
+            if let Some(updated) = pre.updated_input {
+                validate(tool_name, gate.validator(), &updated).map_err(|f| {
+                    CallFailure::new(
+                        FailureKind::InvalidInput,
+                        format!("a PreToolUse hook rewrote the input into an invalid one: {}", f.message),
+                    )
+                })?;
+                *input = updated;
+            }
+            hook_decision = pre.decision;
+            hook_reason = pre.reason;
+        }
+        // 4. permission, against the input that will actually run
+        let (matched, fallback, always_ask, hint) = match gate {
+            Gate::Tool { tool, .. } => {
+                let mut paths = Vec::new();
+                for p in tool.input_paths(input) {
+                    let r = self.p.workspace.resolve(cwd, &p).map_err(tool_failure)?;
+                    // Rules see both the path as written and where it really
+                    // leads inside the root (deny matches if either does).
+                    let real = self.p.workspace.real_path(&r);
+                    if real != r.abs {
+                        paths.push(real);
+                    }
+                    paths.push(r.abs);
+                }
+                let subject = tool.rule_subject(input);
+                let req = PermissionRequest {
+                    tool: tool_name,
+                    command: subject.as_deref(),
+                    paths: &paths,
+                    project_root: self.p.workspace.default_cwd(),
+                };
+                let mut matched = self.p.rules.evaluate(&req);
+                if matched.as_ref().is_none_or(|m| m.decision == Decision::Ask) {
+                    if let Some(g) = self.granted(&req) {
+                        matched = Some(g);
+                    }
+                }
+                // A tool "also checked as" another (Glob and Grep as Read) is
+                // denied by that tool's deny rules for the paths it names: a
+                // searched directory is denied if a rule denies it or what is
+                // inside it (probed with a child path, so `dir/**` matches).
+                if let Some(other) = tool.also_checked_as().filter(|_| !paths.is_empty()) {
+                    let probed: Vec<PathBuf> =
+                        paths.iter().flat_map(|p| [p.clone(), p.join("__wrepl_search_probe__")]).collect();
+                    let as_other = PermissionRequest { tool: other, paths: &probed, ..req };
+                    if let Some(m) = self.p.rules.evaluate(&as_other).filter(|m| m.decision == Decision::Deny) {
+                        matched = Some(m);
+                    }
+                }
+                // The reason is only formatted when the fallback decides (not on the hot path).
+                let fallback = if tool.read_only(input) { Decision::Allow } else { Decision::Ask };
+                // What no rule covers, for the message (shell commands only).
+                let hint =
+                    if matched.is_none() && fallback != Decision::Allow { self.p.rules.explain(&req) } else { None };
+                (matched, fallback, None, hint)
+            }
+            Gate::Front { default, .. } => {
+                let req = PermissionRequest {
+                    tool: tool_name,
+                    command: None,
+                    paths: &[],
+                    project_root: self.p.workspace.default_cwd(),
+                };
+                let mut matched = self.p.rules.evaluate(&req);
+                if matched.as_ref().is_none_or(|m| m.decision == Decision::Ask) {
+                    if let Some(g) = self.granted(&req) {
+                        matched = Some(g);
+                    }
+                }
+                match default {
+                    FrontDefault::Allow => (matched, Decision::Allow, None, None),
+                    FrontDefault::AlwaysAsk(q) => (matched, Decision::Ask, Some(q.as_str()), None),
+                }
+            }
+        };
+        // Asked for only when the fallback does not allow (an allow states no reason).
+        let fallback_why = || match gate {
+            Gate::Front { default: FrontDefault::AlwaysAsk(q), .. } => q.clone(),
+            Gate::Front { .. } => String::new(),
+            Gate::Tool { .. } => match &hint {
+                Some(h) => format!("permission to use {tool_name} was not granted: {}", h.why),
+                None => format!("permission to use {tool_name} was not granted"),
+            },
+        };
+        // An allow rule naming exactly this tool (no pattern) pre-approves
+        // one that would always ask (a registered tool).
+        let named_allow = matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && m.rule == tool_name);
+        let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
+        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny && !named_allow) {
+            (decision, why) = (Decision::Ask, q.to_string());
+        }
+        match decision {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(CallFailure::new(FailureKind::Denied, why)),
+            Decision::Ask => {
+                let approved = match &self.p.approver {
+                    Some(a) => a.approve(tool_name, input, &why).await,
+                    None => false,
+                };
+                if approved {
+                    return Ok(());
+                }
+                let message = match (&self.p.approver, always_ask) {
+                    (Some(_), None) => format!("{why}; the approver declined"),
+                    (Some(_), Some(_)) => format!("{why}: the approver declined"),
+                    (None, None) => {
+                        let grant = match &hint {
+                            Some(h) => h.grant.clone(),
+                            None => format!("an allow rule (e.g. --allow '{tool_name}')"),
+                        };
+                        format!(
+                            "{why}; nobody can be asked in this non-interactive session, so it is denied. Grant it with {grant}"
+                        )
+                    }
+                    (None, Some(_)) => {
+                        format!("{why}: registered tools always ask, and nobody can be asked in this session")
+                    }
+                };
+                Err(CallFailure::new(FailureKind::Denied, message))
+            }
+        }
+    }
+}
