@@ -1,0 +1,265 @@
+//! The [`LogStore`] operations on SQLite, each one transaction over the
+//! connection.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, OptionalExtension, TransactionBehavior};
+
+use super::super::log::{Event, StoredEvent, LOG_VERSION};
+use super::super::store::{
+    now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, StoreError, VerifyReport,
+    MAX_SESSION_NAME,
+};
+use super::append::{append_in, encode};
+use super::lease::{lease_lost, read_lease, stale};
+use super::rows::{load_rows, read_head, session_log_version, to_u32, to_u64};
+use super::verify::{check_chain, orphans_report};
+use super::SqliteStore;
+
+impl LogStore for SqliteStore {
+    fn file_path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn append(&self, session: &str, events: &[(u64, Event)]) -> Result<Vec<StoredEvent>, StoreError> {
+        validate_session_name(session)?;
+        let encoded = encode(events)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let stored = append_in(&tx, session, encoded)?;
+        tx.commit()?;
+        Ok(stored)
+    }
+
+    fn append_leased(
+        &self,
+        session: &str,
+        owner_id: &str,
+        events: &[(u64, Event)],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        validate_session_name(session)?;
+        let encoded = encode(events)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        match read_lease(&tx, session)? {
+            Some((owner, ..)) if owner == owner_id => {}
+            other => return Err(lease_lost(session, other)),
+        }
+        let stored = append_in(&tx, session, encoded)?;
+        tx.commit()?;
+        Ok(stored)
+    }
+
+    fn head(&self, session: &str) -> Result<Option<Head>, StoreError> {
+        validate_session_name(session)?;
+        let conn = self.lock();
+        read_head(&conn, session)
+    }
+
+    fn acquire_lease(&self, session: &str, owner: &LeaseOwner, ttl: Duration) -> Result<LeaseTaken, StoreError> {
+        validate_session_name(session)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let taken = match read_lease(&tx, session)? {
+            None => LeaseTaken::Free,
+            Some((id, ..)) if id == owner.id => LeaseTaken::Free,
+            Some((_, holder, recorded)) => match stale(owner, &holder, &recorded, ttl) {
+                None => return Err(StoreError::SessionBusy { session: session.to_string(), holder }),
+                Some(reason) => LeaseTaken::TakenOver { holder, reason: reason.to_string() },
+            },
+        };
+        let now_sql = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        tx.execute(
+            "INSERT OR REPLACE INTO leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+            params![
+                session,
+                owner.id,
+                i64::from(owner.pid),
+                owner.host,
+                owner.boot_id,
+                i64::try_from(owner.start_ticks).unwrap_or(0),
+                owner.pid_ns,
+                now_sql
+            ],
+        )?;
+        tx.commit()?;
+        Ok(taken)
+    }
+
+    fn renew_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
+        let conn = self.lock();
+        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        let n = conn.execute(
+            "UPDATE leases SET heartbeat_ms = ?1 WHERE session = ?2 AND owner = ?3",
+            params![now, session, owner_id],
+        )?;
+        if n == 1 {
+            return Ok(());
+        }
+        Err(lease_lost(session, read_lease(&conn, session)?))
+    }
+
+    fn release_lease(&self, session: &str, owner_id: &str) -> Result<(), StoreError> {
+        let conn = self.lock();
+        conn.execute("DELETE FROM leases WHERE session = ?1 AND owner = ?2", params![session, owner_id])?;
+        Ok(())
+    }
+
+    fn quarantine(&self, session: &str) -> Result<String, StoreError> {
+        validate_session_name(session)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let taken = |name: &str| -> Result<bool, StoreError> {
+            let n: i64 = tx.query_row(
+                "SELECT (SELECT COUNT(*) FROM sessions WHERE name = ?1) + (SELECT COUNT(*) FROM events WHERE session = ?1)",
+                [name],
+                |r| r.get(0),
+            )?;
+            Ok(n > 0)
+        };
+        // Session names are ASCII (validated), so byte cuts are char cuts.
+        let mut n = 0u32;
+        let target = loop {
+            let suffix = if n == 0 { format!(".tampered-{}", now_ms()) } else { format!(".tampered-{}-{n}", now_ms()) };
+            let keep = session.len().min(MAX_SESSION_NAME.saturating_sub(suffix.len()));
+            let candidate = format!("{}{suffix}", &session[..keep]);
+            if !taken(&candidate)? {
+                break candidate;
+            }
+            n += 1;
+        };
+        tx.execute("UPDATE events SET session = ?1 WHERE session = ?2", [&target, session])?;
+        let moved = tx.execute("UPDATE sessions SET name = ?1 WHERE name = ?2", [&target, session])?;
+        if moved == 0 {
+            // Orphaned events: list them (with an empty head, so they keep
+            // failing verification, as the evidence should).
+            tx.execute(
+                "INSERT INTO sessions(name, created_at_ms, log_version) VALUES (?1, ?2, ?3)",
+                params![target, i64::try_from(now_ms()).unwrap_or(i64::MAX), i64::from(LOG_VERSION)],
+            )?;
+        }
+        tx.commit()?;
+        Ok(target)
+    }
+
+    fn load(&self, session: &str) -> Result<Vec<StoredEvent>, StoreError> {
+        validate_session_name(session)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        if session_log_version(&tx, session)?.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = load_rows(&tx, session)?;
+        drop(tx);
+        rows.into_iter()
+            .map(|row| {
+                let seq = to_u64(row.seq, session, None, "seq")?;
+                let block = to_u64(row.block, session, Some(seq), "block")?;
+                let event = serde_json::from_str(&row.json).map_err(|e| StoreError::Corrupt {
+                    session: session.to_string(),
+                    seq: Some(seq),
+                    reason: format!("undecodable event JSON: {e}"),
+                })?;
+                Ok(StoredEvent { block, seq, event, hash: row.hash })
+            })
+            .collect()
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT s.name, s.created_at_ms, s.log_version, COUNT(e.seq), COUNT(DISTINCT e.block)
+             FROM sessions s LEFT JOIN events e ON e.session = s.name
+             GROUP BY s.name ORDER BY s.name",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, created, version, events, blocks) = row?;
+            out.push(SessionInfo {
+                created_at_ms: to_u64(created.unwrap_or(0), &name, None, "created_at_ms")?,
+                log_version: to_u32(version.unwrap_or(0), &name, "log_version")?,
+                events: to_u64(events, &name, None, "event count")?,
+                blocks: to_u64(blocks, &name, None, "block count")?,
+                name,
+            });
+        }
+        Ok(out)
+    }
+
+    fn verify(&self, session: &str) -> Result<VerifyReport, StoreError> {
+        validate_session_name(session)?;
+        let rows = {
+            let mut conn = self.lock();
+            let tx = conn.transaction()?;
+            if session_log_version(&tx, session)?.is_none() {
+                // Events whose session row was removed: the log was altered.
+                let orphans: i64 =
+                    tx.query_row("SELECT COUNT(*) FROM events WHERE session = ?1", [session], |r| r.get(0))?;
+                return Ok(orphans_report(orphans));
+            }
+            let head = read_head(&tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
+            (load_rows(&tx, session)?, head)
+        };
+        let (rows, head) = rows;
+        Ok(check_chain(rows.into_iter().map(|r| (r.seq, r.block, r.json, r.hash)), head))
+    }
+
+    fn delete(&self, session: &str) -> Result<(), StoreError> {
+        validate_session_name(session)?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some((_, holder, recorded)) = read_lease(&tx, session)? {
+            let me = LeaseOwner::this_process();
+            if stale(&me, &holder, &recorded, crate::replay::recorder::LEASE_TTL).is_none() {
+                return Err(StoreError::SessionBusy { session: session.to_string(), holder });
+            }
+            tx.execute("DELETE FROM leases WHERE session = ?1", [session])?;
+        }
+        tx.execute("DELETE FROM events WHERE session = ?1", [session])?;
+        tx.execute("DELETE FROM sessions WHERE name = ?1", [session])?;
+        tx.execute("DELETE FROM activity WHERE session = ?1", [session])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn secret(&self, name: &str) -> Result<Vec<u8>, StoreError> {
+        let mut fresh = [0u8; 32];
+        getrandom::fill(&mut fresh)
+            .map_err(|e| StoreError::Io(std::io::Error::other(format!("no randomness for a new key: {e}"))))?;
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("INSERT OR IGNORE INTO secrets(name, value) VALUES (?1, ?2)", params![name, &fresh[..]])?;
+        let value: Vec<u8> = tx.query_row("SELECT value FROM secrets WHERE name = ?1", [name], |r| r.get(0))?;
+        tx.commit()?;
+        super::super::store::checked_secret(name, value)
+    }
+
+    fn touch(&self, session: &str, at_ms: u64) -> Result<(), StoreError> {
+        validate_session_name(session)?;
+        let conn = self.lock();
+        conn.execute(
+            "INSERT INTO activity(session, at_ms) VALUES (?1, ?2) \
+             ON CONFLICT(session) DO UPDATE SET at_ms = MAX(at_ms, excluded.at_ms)",
+            params![session, at_ms as i64],
+        )?;
+        Ok(())
+    }
+
+    fn touched(&self, session: &str) -> Result<Option<u64>, StoreError> {
+        let conn = self.lock();
+        let at: Option<i64> =
+            conn.query_row("SELECT at_ms FROM activity WHERE session = ?1", [session], |r| r.get(0)).optional()?;
+        Ok(at.map(|v| v.max(0) as u64))
+    }
+}

@@ -1,0 +1,136 @@
+//! The SQLite backend of [`LogStore`]: the embedded default store.
+//!
+//! # Schema (version [`SCHEMA_VERSION`])
+//!
+//! ```text
+//! meta(key TEXT PRIMARY KEY, value TEXT)                 -- schema_version
+//! sessions(name TEXT PRIMARY KEY, created_at_ms INTEGER, log_version INTEGER,
+//!          head_events INTEGER, head_hash TEXT)           -- the recorded head
+//! events(session TEXT, seq INTEGER, block INTEGER, json TEXT, hash TEXT,
+//!        PRIMARY KEY(session, seq))
+//! leases(session TEXT PRIMARY KEY, owner TEXT, pid INTEGER, host TEXT,
+//!        boot_id TEXT, start_ticks INTEGER, pid_ns TEXT, since_ms INTEGER,
+//!        heartbeat_ms INTEGER)
+//! ```
+//!
+//! A trigger moves a session's head with every inserted event, so the head
+//! stays right whoever inserts (an older build still running against a
+//! migrated store, too); deleting rows does not move it.
+//!
+//! Version 1 stores (no head, no leases) are migrated when opened: the head
+//! is taken from the newest row as it is then.
+//!
+//! The database runs in WAL mode with `synchronous=FULL` (a committed append
+//! is on disk when [`LogStore::append`] returns) and a 5 s busy timeout, so
+//! several processes can share one file; appends take the write lock up front
+//! (`BEGIN IMMEDIATE`), which keeps each session's `seq` gapless.
+//!
+//! The schema and its migrations are in `schema`, reading rows in `rows`,
+//! appending events in `append`, leases in `lease`, checking a chain in
+//! `verify`, and the [`LogStore`] operations over them in `log_store`.
+//! The helpers the Postgres backend shares are re-exported here.
+//!
+//! [`LogStore`]: super::store::LogStore
+//! [`LogStore::append`]: super::store::LogStore::append
+//! [`SCHEMA_VERSION`]: super::store::SCHEMA_VERSION
+
+mod append;
+mod lease;
+mod log_store;
+mod rows;
+mod schema;
+mod verify;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::store::StoreError;
+
+pub(super) use append::{encode, newest_matches_head};
+pub(super) use lease::{lease_lost, stale};
+pub(super) use verify::{check_chain, orphans_report};
+
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// [`LogStore`] on a SQLite database (one connection behind a mutex).
+///
+/// [`LogStore`]: super::store::LogStore
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    /// The database file (absolute), `None` in memory.
+    path: Option<std::path::PathBuf>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path`, creating its parent
+    /// directory. Refuses databases with a newer schema version and migrates
+    /// older ones.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        Self::setup(Connection::open(path)?, path)
+    }
+
+    /// Opens the store at `path` only if it exists and is a wrepl store:
+    /// read-only commands (`log`, `types --session`) never create one.
+    pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NoStore(path.to_path_buf()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let has_meta: bool = conn
+            .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n > 0)
+            .map_err(|e| match e {
+                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                    StoreError::NotAStore(path.to_path_buf())
+                }
+                e => StoreError::Sqlite(e),
+            })?;
+        if !has_meta {
+            return Err(StoreError::NotAStore(path.to_path_buf()));
+        }
+        Self::setup(conn, path)
+    }
+
+    fn setup(conn: Connection, path: &Path) -> Result<Self, StoreError> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Corrupt {
+                session: String::new(),
+                seq: None,
+                reason: format!("could not enable WAL journal mode (got {mode:?})"),
+            });
+        }
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        let mut store = Self::init(conn)?;
+        // The file exists now: its canonical path (else as given, made absolute).
+        store.path = Some(std::fs::canonicalize(path).or_else(|_| std::path::absolute(path))?);
+        Ok(store)
+    }
+
+    /// A private, non-persistent store (for tests and throwaway sessions).
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves no open transaction behind
+        // (rusqlite rolls back on drop), so the connection is still usable.
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
