@@ -267,7 +267,7 @@ async fn record(path: &Path) {
     drop(store);
     let db = rusqlite::Connection::open(path).unwrap();
     db.execute(
-        "INSERT INTO leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms) \
+        "INSERT OR REPLACE INTO leases(session, owner, pid, host, boot_id, start_ticks, pid_ns, since_ms, heartbeat_ms) \
          VALUES (?1, 'a-dead-writer', ?2, ?3, ?4, 1, ?5, ?6, ?6)",
         rusqlite::params![FORK_LOG, DEAD_PID, me.host, me.boot_id, me.pid_ns, i64::MAX],
     )
@@ -481,6 +481,14 @@ async fn the_committed_log_verifies_and_replays() {
     let res = eval(&mut r, "[x.a, asked.q]", EvalOptions::default()).await;
     assert_eq!(value(&res), json!([1, 7]));
     assert!(r.registered_tools().iter().any(|t| t.name == "double"), "the registered tool was not restored");
+    drop(r);
+    // The fork (which ends in the takeover) restores too.
+    let mut r = rig.repl(&store, FORK_LOG).await;
+    let report = r.restore_report().expect("restored").clone();
+    let lines: Vec<String> = report.blocks.iter().map(|b| b.describe()).collect();
+    assert!(report.blocks.iter().all(|b| b.verdict != Verdict::Drift), "{CHANGED}: replay drifts: {lines:#?}");
+    let res = eval(&mut r, "x.a + asked.q", EvalOptions::default()).await;
+    assert_eq!(value(&res), json!(8));
 }
 
 /// The same evaluations, recorded again, give the committed bytes.
