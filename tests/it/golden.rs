@@ -79,13 +79,17 @@ impl Ambient for FixedAmbient {
     }
 }
 
+/// The calls an evaluation stopped at to wait for input (what
+/// [`EvalOptions::waiting`] holds).
+type Waiting = Arc<Mutex<BTreeSet<u32>>>;
+
 /// What the approver does with the next call of `ask`.
 #[derive(Default)]
 struct Gate {
     /// `Some`: stop that call to wait for input (as the MCP server does when
     /// it must ask the client): mark call `index` waiting, cancel the
     /// evaluation, never answer. `None`: approve.
-    suspend: Mutex<Option<(Arc<Mutex<BTreeSet<u32>>>, CancelToken, u32)>>,
+    suspend: Mutex<Option<(Waiting, CancelToken, u32)>>,
 }
 
 impl Approver for Gate {
@@ -234,7 +238,7 @@ async fn record(path: &Path) {
     assert!(res.error.is_some(), "the stalled block was not stopped: {:?}", res.result);
     // Block 5: suspended at a call that waits for input (call #1), while
     // call #0 runs.
-    let (waiting, cancel) = (Arc::new(Mutex::new(BTreeSet::new())), CancelToken::new());
+    let (waiting, cancel): (Waiting, _) = (Arc::default(), CancelToken::new());
     *rig.gate.suspend.lock().unwrap() = Some((waiting.clone(), cancel.clone(), 1));
     let opts = EvalOptions { cancel, waiting: Some(waiting), ..Default::default() };
     let res = eval(&mut r, SUSPENDED, opts).await;
