@@ -8,6 +8,7 @@ mod cli;
 mod confine;
 mod conformance;
 mod contexts;
+mod golden;
 mod host_conformance;
 mod hostile;
 mod http_auth;
