@@ -37,8 +37,8 @@ use serde_json::{json, Value};
 use wrepl::replay::log::{Event, LOG_VERSION};
 use wrepl::replay::store::{canonical_json, link_hash, LeaseOwner, LogStore, SqliteStore, SCHEMA_VERSION};
 use wrepl::{
-    Ambient, Approver, CancelToken, EvalOptions, EvalResult, Repl, Resumption, SessionConfig, Tool, ToolContext,
-    ToolFuture, ToolOutput, Verdict,
+    replay::player::Verdict, Ambient, Approver, CancellationToken, EvalOptions, EvalResult, Repl, Resumption,
+    SessionConfig, Tool, ToolContext, ToolFuture, ToolOutput,
 };
 
 use crate::support::shared_engine;
@@ -89,7 +89,7 @@ struct Gate {
     /// `Some`: stop that call to wait for input (as the MCP server does when
     /// it must ask the client): mark call `index` waiting, cancel the
     /// evaluation, never answer. `None`: approve.
-    suspend: Mutex<Option<(Waiting, CancelToken, u32)>>,
+    suspend: Mutex<Option<(Waiting, CancellationToken, u32)>>,
 }
 
 impl Approver for Gate {
@@ -129,7 +129,7 @@ impl Tool for Ask {
 /// `stall()`: cancels the running evaluation and never completes, so the
 /// block ends with a call whose intent has no outcome (what a crash during
 /// a call leaves too).
-struct Stall(Arc<Mutex<Option<CancelToken>>>);
+struct Stall(Arc<Mutex<Option<CancellationToken>>>);
 
 impl Tool for Stall {
     fn name(&self) -> &str {
@@ -156,7 +156,7 @@ impl Tool for Stall {
 #[derive(Default)]
 struct Rig {
     gate: Arc<Gate>,
-    stall: Arc<Mutex<Option<CancelToken>>>,
+    stall: Arc<Mutex<Option<CancellationToken>>>,
 }
 
 impl Rig {
@@ -232,13 +232,13 @@ async fn record(path: &Path) {
     let res = r.call_registered("double", json!({"n": 21}), EvalOptions::default()).await.expect("registered call");
     assert_eq!(value(&res), json!({"doubled": 42}));
     // Block 4: stopped while a call runs: its intent has no outcome.
-    let cancel = CancelToken::new();
+    let cancel = CancellationToken::new();
     *rig.stall.lock().unwrap() = Some(cancel.clone());
     let res = eval(&mut r, "await stall({})", EvalOptions { cancel, ..Default::default() }).await;
     assert!(res.error.is_some(), "the stalled block was not stopped: {:?}", res.result);
     // Block 5: suspended at a call that waits for input (call #1), while
     // call #0 runs.
-    let (waiting, cancel): (Waiting, _) = (Arc::default(), CancelToken::new());
+    let (waiting, cancel): (Waiting, _) = (Arc::default(), CancellationToken::new());
     *rig.gate.suspend.lock().unwrap() = Some((waiting.clone(), cancel.clone(), 1));
     let opts = EvalOptions { cancel, waiting: Some(waiting), ..Default::default() };
     let res = eval(&mut r, SUSPENDED, opts).await;
@@ -259,7 +259,7 @@ async fn record(path: &Path) {
     drop(r);
 
     // The fork: a verified copy of the golden log, resumed and extended.
-    let copied = wrepl::fork_log(&*store, MAIN_LOG, FORK_LOG).expect("fork");
+    let copied = wrepl::context::fork_log(&*store, MAIN_LOG, FORK_LOG).expect("fork");
     assert!(copied > 0);
     let mut r = rig.repl(&store, FORK_LOG).await;
     let res = eval(&mut r, "await t({fork: x.a + asked.q})", EvalOptions::default()).await;
