@@ -2,7 +2,7 @@
 //! Owns the in-flight calls (their futures, polled on the guest's task),
 //! the limits on what a script may send and receive, and the abort of what is
 //! still running when an evaluation ends. Whether a call is recorded,
-//! replayed or neither is the tape's business (`runtime/tape.rs`).
+//! replayed or neither is the tape's business (`runtime/tape/`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;

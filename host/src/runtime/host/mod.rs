@@ -8,7 +8,7 @@
 //! - `registry.rs`: tools the script registers;
 //! - the console buffer (`runtime/console.rs`) and the budgets
 //!   (`runtime/budget.rs`);
-//! - the evaluation's tape (`runtime/tape.rs`), which every import asks
+//! - the evaluation's tape (`runtime/tape/`), which every import asks
 //!   instead of branching on record or replay itself.
 //!
 //! This file composes them, begins and ends evaluations, and implements the
