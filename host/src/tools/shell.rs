@@ -417,11 +417,20 @@ mod tests {
         let ready = t.path().join("ready");
         let cmd = format!("sleep {marker} & setsid sleep {marker} & echo ok > {r}; wait", r = ready.display());
         let task = tokio::spawn(Bash::default().call(json!({ "command": cmd }), c));
+        // Both sleeps, once each has become `sleep` (a `setsid` on its way
+        // to exec, or forking, shows the marker too, or briefly no command
+        // line at all).
+        let sleeping = || {
+            host_pids_with(&marker)
+                .into_iter()
+                .filter(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep"))
+                .collect::<Vec<u32>>()
+        };
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while (host_pids_with(&marker).len() < 2 || !ready.exists()) && std::time::Instant::now() < deadline {
+        while (sleeping().len() < 2 || !ready.exists()) && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let pids = host_pids_with(&marker);
+        let pids = sleeping();
         assert_eq!(pids.len(), 2, "both sleeps run: {pids:?}");
         cancel.cancel();
         let r = task.await.unwrap();
