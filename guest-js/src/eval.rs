@@ -5,10 +5,12 @@
 //! stop on an interrupt or an exhausted heap, and render the outcome.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use rquickjs::promise::PromiseState;
-use rquickjs::{qjs, CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
+use rquickjs::{
+    qjs, CatchResultExt, CaughtError, Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value,
+};
 
 use crate::heap::{self, heap_exhausted, HeapLimit};
 use crate::managed::{self, Managed};
@@ -104,11 +106,121 @@ impl Drop for PendingCall {
     }
 }
 
+/// An inner call waiting for a place among the calls in flight: its tool
+/// (wire name, and the script's string), its input's JSON text (`None`:
+/// `{}`), and how to settle its promise. Raw values, as in [`PendingCall`].
+struct QueuedCall {
+    name: String,
+    input: Option<qjs::JSValue>,
+    call: PendingCall,
+}
+
+impl Drop for QueuedCall {
+    fn drop(&mut self) {
+        if let Some(v) = self.input.take() {
+            // SAFETY: the reference is owned by this value and released once.
+            unsafe { qjs::JS_FreeValueRT(self.call.rt, v) };
+        }
+    }
+}
+
 thread_local! {
     /// The inner calls of the running evaluation whose promises are not
     /// settled yet, by call id. Emptied when the evaluation ends: calls still
     /// pending then are the host's to abort and report.
     static PENDING: RefCell<BTreeMap<u32, PendingCall>> = const { RefCell::new(BTreeMap::new()) };
+    /// Calls started while [`CALL_LIMIT`] were in flight, in the order the
+    /// script made them: each starts when a call in flight completes.
+    /// Emptied (their promises never settle) when the evaluation ends.
+    static QUEUED: RefCell<VecDeque<QueuedCall>> = const { RefCell::new(VecDeque::new()) };
+    /// Most calls in flight at once, as the host's `init` says.
+    static CALL_LIMIT: Cell<usize> = const { Cell::new(1024) };
+}
+
+/// The host's limit on calls in flight (`config.calls-in-flight`; at least 1).
+pub(crate) fn set_call_limit(limit: u32) {
+    CALL_LIMIT.with(|l| l.set((limit as usize).max(1)));
+}
+
+/// Whether a new call must wait: as many calls as the host allows are in
+/// flight, or earlier calls are already waiting (they keep their order).
+pub(crate) fn must_queue() -> bool {
+    let in_flight = PENDING.with(|t| t.borrow().len());
+    in_flight >= CALL_LIMIT.with(Cell::get) || QUEUED.with(|q| !q.borrow().is_empty())
+}
+
+/// Queue a call of `tool` (wire name `name`) with `input` (a JavaScript
+/// string of JSON, or `None`) until a call in flight completes: its promise.
+pub(crate) fn queue_call<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    input: Option<&Value<'js>>,
+    tool: &rquickjs::String<'js>,
+) -> rquickjs::Result<Promise<'js>> {
+    note_armed();
+    let raw = ctx.as_raw().as_ptr();
+    let mut funcs = [qjs::JS_UNDEFINED; 2];
+    // SAFETY: as in `pending_call`.
+    let promise = unsafe { qjs::JS_NewPromiseCapability(raw, funcs.as_mut_ptr()) };
+    // SAFETY: inspects the tag of the value just returned.
+    if unsafe { qjs::JS_IsException(promise) } {
+        return Err(rquickjs::Error::Exception);
+    }
+    let call = PendingCall {
+        // SAFETY: `raw` is this live context.
+        rt: unsafe { qjs::JS_GetRuntime(raw) },
+        // SAFETY: a new reference to the live tool name.
+        tool: unsafe { qjs::JS_DupValue(raw, tool.as_raw()) },
+        resolve: funcs[0],
+        reject: funcs[1],
+    };
+    // SAFETY: a new reference to the live input text.
+    let input = input.map(|v| unsafe { qjs::JS_DupValue(raw, v.as_raw()) });
+    QUEUED.with(|q| q.borrow_mut().push_back(QueuedCall { name: name.to_string(), input, call }));
+    // SAFETY: takes the promise's reference.
+    let promise = unsafe { Value::from_raw(ctx.clone(), promise) };
+    promise.into_promise().ok_or(rquickjs::Error::Exception)
+}
+
+/// Start queued calls, in order, while there is room in flight. A call the
+/// host refuses to start rejects its promise as a refused call does.
+fn start_queued<'js>(ctx: &Ctx<'js>) {
+    let raw = ctx.as_raw().as_ptr();
+    loop {
+        let room = PENDING.with(|t| t.borrow().len()) < CALL_LIMIT.with(Cell::get);
+        let Some(mut q) = room.then(|| QUEUED.with(|q| q.borrow_mut().pop_front())).flatten() else { return };
+        let started = match q.input {
+            // SAFETY: a new reference to the queued input (released by `text`).
+            Some(v) => match unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, v)) }.into_string() {
+                Some(text) => crate::natives::with_str(ctx, &text, |i| calls::start_call(&q.name, i)),
+                None => Err(rquickjs::Error::Exception),
+            },
+            None => Ok(calls::start_call(&q.name, "{}")),
+        };
+        // The promise's functions move to the pending call, or settle it here.
+        let (resolve, reject, tool) = (q.call.resolve, q.call.reject, q.call.tool);
+        q.call.resolve = qjs::JS_UNDEFINED;
+        q.call.reject = qjs::JS_UNDEFINED;
+        q.call.tool = qjs::JS_UNDEFINED;
+        let call = PendingCall { rt: q.call.rt, tool, resolve, reject };
+        let refusal = match started {
+            Ok(Ok(id)) => {
+                PENDING.with(|t| t.borrow_mut().insert(id, call));
+                continue;
+            }
+            Ok(Err(e)) => Exception::from_message(ctx.clone(), &e.message).and_then(|err| {
+                err.set("name", "ToolCallError")?;
+                err.set("kind", e.kind)?;
+                Ok(err.into_value())
+            }),
+            Err(e) => Exception::from_message(ctx.clone(), &e.to_string()).map(Exception::into_value),
+        };
+        if let Ok(error) = refusal {
+            // SAFETY: a new reference to the live reject function.
+            let reject = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, call.reject)) };
+            let _ = Function::from_value(reject).and_then(|f| f.call::<_, ()>((error,))).catch(ctx);
+        }
+    }
 }
 
 /// Inner call `id` of `tool` started: the promise the script gets, settled
@@ -151,30 +263,26 @@ fn settle_call<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, done: CallDone) 
     let Some(p) = PENDING.with(|t| t.borrow_mut().remove(&done.id)) else { return };
     let raw = ctx.as_raw().as_ptr();
     let (kind, message) = match done.outcome {
-        Ok(json) => match parse_json(raw, json) {
-            Some(mut value) => {
-                // SAFETY: `resolve` and `value` are live references owned
-                // here; the call's result (or exception) is released.
-                unsafe {
-                    let r = qjs::JS_Call(raw, p.resolve, qjs::JS_UNDEFINED, 1, &mut value);
-                    qjs::JS_FreeValue(raw, value);
-                    if qjs::JS_IsException(r) {
-                        let _ = ctx.catch();
-                    } else {
-                        qjs::JS_FreeValue(raw, r);
+        Ok(json) => {
+            let bytes = json.len();
+            match parse_json(raw, json) {
+                Some(mut value) => {
+                    // SAFETY: `resolve` and `value` are live references owned
+                    // here; the call's result (or exception) is released.
+                    unsafe {
+                        let r = qjs::JS_Call(raw, p.resolve, qjs::JS_UNDEFINED, 1, &mut value);
+                        qjs::JS_FreeValue(raw, value);
+                        if qjs::JS_IsException(r) {
+                            let _ = ctx.catch();
+                        } else {
+                            qjs::JS_FreeValue(raw, r);
+                        }
                     }
+                    return;
                 }
-                return;
+                None => unparsed(ctx, &p, bytes),
             }
-            None => {
-                // Whatever the parser threw is replaced by the tool error.
-                let _ = ctx.catch();
-                // SAFETY: a new reference to the live tool name.
-                let tool = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, p.tool)) };
-                let name = tool.as_string().and_then(|s| s.to_string().ok()).unwrap_or_default();
-                ("invalid-output".to_string(), format!("the host returned invalid JSON for {name}"))
-            }
-        },
+        }
         Err(e) => (e.kind, e.message),
     };
     let reject = || -> rquickjs::Result<()> {
@@ -189,6 +297,29 @@ fn settle_call<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, done: CallDone) 
         Function::from_value(reject)?.call((error,))
     };
     let _ = reject().catch(ctx);
+}
+
+/// Why the result of call `p` (`bytes` of JSON) could not be parsed, as the
+/// script's error kind and message. Whatever the parser threw is replaced,
+/// by an error that says what ran out when it was the script's heap.
+fn unparsed<'js>(ctx: &Ctx<'js>, p: &PendingCall, bytes: usize) -> (String, String) {
+    let raw = ctx.as_raw().as_ptr();
+    let thrown = ctx.catch();
+    let out_of_memory = heap_exhausted()
+        || thrown.as_exception().and_then(Exception::message).is_some_and(|m| m.contains("out of memory"));
+    // SAFETY: a new reference to the live tool name.
+    let tool = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, p.tool)) };
+    let name = tool.as_string().and_then(|s| s.to_string().ok()).unwrap_or_default();
+    if out_of_memory {
+        let message = format!(
+            "the script's JavaScript heap has no room for the result of {name} ({bytes} bytes of JSON): keep fewer \
+             results alive at once (process them in smaller batches, or drop references to earlier ones), or ask \
+             for less (a range of lines, a narrower search)"
+        );
+        ("limit".to_string(), message)
+    } else {
+        ("invalid-output".to_string(), format!("the host returned invalid JSON for {name}"))
+    }
 }
 
 /// Parse a call's result, JSON text from the host: the value (a reference
@@ -269,6 +400,7 @@ pub(crate) fn init(config: Config) -> Result<(), String> {
         }
     };
     heap::set_limit(config.memory_limit);
+    set_call_limit(config.calls_in_flight);
     js.rt.set_max_stack_size(config.stack_limit as usize);
     let (control, managed) = js.ctx.with(|ctx| -> Result<(Vec<Persistent<Function<'static>>>, Managed), String> {
         let setup = || -> rquickjs::Result<Object<'_>> {
@@ -536,7 +668,10 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, s
                         .and_then(|f| f.call::<_, ()>((id,)))
                         .catch(ctx);
                 }
-                Some(Completion::Call(done)) => settle_call(ctx, control, done),
+                Some(Completion::Call(done)) => {
+                    settle_call(ctx, control, done);
+                    start_queued(ctx);
+                }
             }
         }
     })();
@@ -549,6 +684,7 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, s
     if ARMED.with(|a| a.replace(false)) {
         let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
         PENDING.with(|t| t.borrow_mut().clear());
+        QUEUED.with(|q| q.borrow_mut().clear());
     }
     if outcome.interrupted {
         // Jobs queued by the interrupted script would otherwise run at the

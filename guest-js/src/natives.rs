@@ -111,6 +111,12 @@ fn call_tool<'js>(
             Some(unsafe { Value::from_raw(ctx.clone(), j) })
         }
     };
+    // As many calls as the host allows are in flight: this one waits its
+    // turn (and starts, in order, when one completes).
+    if crate::eval::must_queue() {
+        return crate::eval::queue_call(ctx, name, json.as_ref().filter(|v| v.is_string()), tool)
+            .map(Promise::into_value);
+    }
     let started = match json.as_ref().and_then(Value::as_string) {
         Some(text) => with_str(ctx, text, |i| calls::start_call(name, i)),
         None => Ok(calls::start_call(name, "{}")),
@@ -177,7 +183,11 @@ fn tool_function<'js>(ctx: Ctx<'js>, tool: rquickjs::String<'js>, global: String
 /// `f` of the UTF-8 text of `s`, borrowed from QuickJS for the call (a string
 /// that is not valid UTF-8, one with a lone surrogate, is an error, as in
 /// rquickjs's own conversion).
-fn with_str<'js, T>(ctx: &Ctx<'js>, s: &rquickjs::String<'js>, f: impl FnOnce(&str) -> T) -> rquickjs::Result<T> {
+pub(crate) fn with_str<'js, T>(
+    ctx: &Ctx<'js>,
+    s: &rquickjs::String<'js>,
+    f: impl FnOnce(&str) -> T,
+) -> rquickjs::Result<T> {
     let raw = ctx.as_raw().as_ptr();
     let mut len = 0;
     // SAFETY: `raw` is this live context and `s` a live string; the text is

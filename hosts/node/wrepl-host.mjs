@@ -215,6 +215,7 @@ export async function createSandbox(options = {}) {
     repoHint: options.repoHint ?? "",
     registeredPrefix: options.registeredPrefix ?? "eval_registered__",
     shorthands: options.shorthands ?? [],
+    callsInFlight: MAX_CALLS_IN_FLIGHT,
   });
 
   let busy = false;

@@ -274,6 +274,53 @@ async fn pre_tool_use_hook_can_block() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_hook_that_says_continue_false_stops_the_call_and_the_evaluation() {
+    let env = Env::new();
+    // Even with an allow decision beside it, and a grant, the call does not run.
+    let out = r#"{"continue": false, "stopReason": "the release is frozen", "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}"#;
+    let s = hook_settings("PreToolUse", "Write", &format!("cat > /dev/null; echo '{out}'"), "");
+    let mut r = env.repl(&s, &["Write"], vec![]).await;
+    // The script catches the refusal and tries to go on: the evaluation
+    // stops all the same, so the second write never happens either.
+    let code =
+        "try { await put('a.txt', 'x') } catch (e) { globalThis.seen = e.message }\nawait put('b.txt', 'y'); 'went on'";
+    let res = ev(&mut r, code).await;
+    let err = res.error.as_ref().expect("the evaluation was stopped");
+    assert_eq!(err.name, "AbortError", "{err:?}");
+    assert!(!env.root().join("a.txt").exists(), "the stopped call did not run");
+    assert!(!env.root().join("b.txt").exists(), "nothing after the stop ran");
+    assert!(
+        res.stderr.contains("a PreToolUse hook stopped the evaluation at Write")
+            && res.stderr.contains("the release is frozen"),
+        "the stop is reported: {}",
+        res.stderr
+    );
+    assert_eq!(res.calls.len(), 1, "{:?}", res.calls);
+    assert!(!res.calls[0].ok);
+    // The context is kept, and the next evaluation runs (and is stopped again at a write).
+    let res = ev(&mut r, "seen").await;
+    assert!(ok(&res).as_str().unwrap().contains("the release is frozen"), "{res:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_post_tool_use_hook_that_says_continue_false_stops_after_the_call() {
+    let env = Env::new();
+    let out = r#"{"continue": false, "stopReason": "one write is enough", "systemMessage": "written"}"#;
+    let s = hook_settings("PostToolUse", "Write", &format!("cat > /dev/null; echo '{out}'"), "");
+    let mut r = env.repl(&s, &["Write"], vec![]).await;
+    let res = ev(&mut r, "await put('a.txt', 'x').catch(() => 0); await put('b.txt', 'y'); 'went on'").await;
+    assert_eq!(res.error.as_ref().map(|e| e.name.as_str()), Some("AbortError"), "{res:?}");
+    assert_eq!(std::fs::read_to_string(env.root().join("a.txt")).unwrap(), "x", "the call had run");
+    assert!(!env.root().join("b.txt").exists(), "nothing after the stop ran");
+    assert!(
+        res.stderr.contains("one write is enough") && res.stderr.contains("its result is withheld"),
+        "{}",
+        res.stderr
+    );
+    assert!(res.stderr.contains(": written"), "systemMessage is shown: {}", res.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn pre_tool_use_hook_rewrites_the_input_that_runs() {
     let env = Env::new();
     let out = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"file_path": "h.txt", "content": "rewritten"}}}"#;

@@ -2,20 +2,29 @@
   const nativeRegister = native.registerTool;
   const nativeUnregister = native.unregisterTool;
   const registered = new MapCtor();
-  const NAME_RE = /^[a-zA-Z0-9_-]{1,111}$/;
+  const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
   // Every global that exists once the sandbox is configured (so the
   // registration API's own names are in it), and the per-eval `o`: the
   // globals of the boot (captured below, once, in the pre-initialised
   // snapshot) plus those `configure` defines.
   let bootNames = null, configNames = null;
-  // The prefix the model calls registered tools by (set by `configure`).
-  let registeredPrefix = "";
+  // The prefix the model calls registered tools by, and the longest name
+  // that keeps the whole wire name within an MCP tool name's 64 characters
+  // (both set by `configure`, from the host's prefix).
+  let registeredPrefix = "", nameMax = 0;
+  function setRegisteredPrefix(prefix) {
+    registeredPrefix = prefix;
+    nameMax = 64 - prefix.length;
+  }
   function isBuiltin(name) { return name === "o" || call(SetHas, bootNames, name) || call(SetHas, configNames, name); }
   function toolInfo(name, t) {
     return { name, wireName: registeredPrefix + name, description: t.description, inputSchema: JSONParse(t.schemaJson), displayName: t.displayName };
   }
   define("registerTool", function registerTool(name, description, schema, handler, options) {
-    if (typeof name !== "string" || call(RegExpExec, NAME_RE, name) === null) throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1,111}$");
+    if (typeof name !== "string" || name.length < 1 || name.length > nameMax || call(RegExpExec, NAME_CHARS, name) === null) {
+      throw new TypeError("registerTool: the name must match ^[a-zA-Z0-9_-]{1," + nameMax + "}$ (the model calls it as " + registeredPrefix +
+        "<name>, and an MCP tool name has at most 64 characters)");
+    }
     if (isBuiltin(name)) throw new TypeError("registerTool: " + name + " clashes with a built-in global");
     if (typeof description !== "string") throw new TypeError("registerTool: the description must be a string");
     if (typeof handler !== "function") throw new TypeError("registerTool: the handler must be a function");

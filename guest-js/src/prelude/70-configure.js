@@ -61,7 +61,7 @@
   bootNames = new SetCtor(ObjectGetOwnNames(G));
   return function configure(tools, repoHint, prefix, shorthands) {
     const firstConfigured = managedNames.length;
-    registeredPrefix = prefix;
+    setRegisteredPrefix(prefix);
     for (const t of tools) {
       if (t.global.startsWith("__wrepl_")) continue;
       define(t.global, nativeToolFunction(t.name, t.global));

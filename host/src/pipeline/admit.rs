@@ -51,6 +51,11 @@ impl Dispatcher {
                 })?;
                 *input = updated;
             }
+            // `"continue": false` wins over every decision: the call does
+            // not run, and the evaluation stops.
+            if let Some(reason) = pre.stop {
+                return Err(self.hook_stop("PreToolUse", tool_name, id, &reason, warnings));
+            }
             hook_decision = pre.decision;
             hook_reason = pre.reason;
         }

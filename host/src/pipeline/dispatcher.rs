@@ -51,6 +51,11 @@ struct Trail {
 
 struct Scope {
     cwd: PathBuf,
+    /// The running evaluation's own token: a hook's `"continue": false`
+    /// cancels it (the evaluation stops).
+    eval: CancellationToken,
+    /// The calls' parent token (a child of `eval`, cancelled when the
+    /// evaluation ends).
     cancel: CancellationToken,
     calls: EvalCalls,
 }
@@ -159,7 +164,12 @@ impl Dispatcher {
             p,
             latch,
             serial: Arc::new(tokio::sync::Mutex::new(())),
-            scope: Arc::new(Mutex::new(Scope { cwd, cancel: CancellationToken::new(), calls: EvalCalls::default() })),
+            scope: Arc::new(Mutex::new(Scope {
+                cwd,
+                eval: CancellationToken::new(),
+                cancel: CancellationToken::new(),
+                calls: EvalCalls::default(),
+            })),
         }
     }
 
@@ -230,8 +240,17 @@ impl Dispatcher {
     pub(crate) fn begin_eval(&self, cancel: &CancellationToken) {
         let mut s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         s.cwd = self.p.workspace.default_cwd().to_path_buf();
+        s.eval = cancel.clone();
         s.cancel = cancel.child_token();
         s.calls = EvalCalls::default();
+    }
+
+    /// A hook said `"continue": false`: stop the running evaluation (as a
+    /// cancellation does; what completed is kept). Outside an evaluation
+    /// (a front call being admitted) there is nothing to stop: the call is
+    /// refused by its caller.
+    pub(super) fn stop_evaluation(&self) {
+        self.scope.lock().unwrap_or_else(|p| p.into_inner()).eval.cancel();
     }
 
     /// End an evaluation: stop what still runs and hand over the records.
@@ -423,6 +442,9 @@ impl Dispatcher {
                     if let Some(r) = post.block_reason {
                         warnings.push(format!("PostToolUse hook feedback for {tool_name} ({id}): {r}"));
                     }
+                    if let Some(reason) = post.stop {
+                        return Err(self.hook_stop("PostToolUse", tool_name, id, &reason, warnings));
+                    }
                 }
                 Ok(out)
             }
@@ -432,10 +454,32 @@ impl Dispatcher {
                     warnings.extend(
                         post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool_name}: {w}")),
                     );
+                    if let Some(reason) = post.stop {
+                        return Err(self.hook_stop("PostToolUseFailure", tool_name, id, &reason, warnings));
+                    }
                 }
                 Err(f)
             }
         }
+    }
+}
+
+impl Dispatcher {
+    /// A hook of `event` said `"continue": false` at call `id` of `tool`:
+    /// the evaluation stops, the stop is reported (a warning the output
+    /// shows) and the call fails with why.
+    pub(super) fn hook_stop(
+        &self,
+        event: &str,
+        tool: &str,
+        id: &str,
+        reason: &str,
+        warnings: &mut Vec<String>,
+    ) -> CallFailure {
+        self.stop_evaluation();
+        let when = if event == "PreToolUse" { "before it ran" } else { "after it ran; its result is withheld" };
+        warnings.push(format!("a {event} hook stopped the evaluation at {tool} ({id}), {when}: {reason}"));
+        CallFailure::new(FailureKind::Denied, format!("a {event} hook stopped the evaluation at {tool}: {reason}"))
     }
 }
 

@@ -135,7 +135,11 @@ impl Dispatcher {
                 if self.p.hooks.has_hooks(HookEvent::PostToolUse, &tool) {
                     let post = self.p.hooks.post_tool_use(&hook_ctx, &input, value).await;
                     warnings.extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool}: {w}")));
-                    blocked = post.block_reason;
+                    blocked = match (post.block_reason, post.stop) {
+                        (b, None) => b,
+                        (None, Some(stop)) => Some(format!("a PostToolUse hook stopped: {stop}")),
+                        (Some(b), Some(stop)) => Some(format!("{b}\na PostToolUse hook stopped: {stop}")),
+                    };
                 }
             }
             Err(message) => {

@@ -15,8 +15,8 @@ pub use engine::{
     precompile_guest, EngineOptions, SandboxEngine, GUEST_COMPONENT, MAX_JS_STACK_LIMIT, PRECOMPILED_CPU,
     PRECOMPILED_GUEST, PRECOMPILED_TARGET,
 };
-pub(crate) use host::MAX_REGISTERED_NAME;
 pub use host::{Ambient, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS};
+pub(crate) use host::{MAX_CALLS_IN_FLIGHT, MAX_REGISTERED_NAME};
 pub use tape::{Continuation, Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
@@ -283,6 +283,7 @@ impl Sandbox {
                 .collect(),
             repo_hint: options.repo_hint.clone(),
             registered_prefix: REGISTERED_PREFIX.to_string(),
+            calls_in_flight: MAX_CALLS_IN_FLIGHT as u32,
             shorthands: options
                 .shorthands
                 .iter()

@@ -33,7 +33,10 @@
 //!   `permissionDecisionReason`, `updatedInput` (an object: the replacement
 //!   tool input) and `additionalContext` (a string or a list of strings);
 //!   plus the legacy top-level `decision` (`"approve"` or `"block"`) with
-//!   `reason`. Other keys are ignored. If `hookSpecificOutput.hookEventName`
+//!   `reason`; and, at top level for every event, `continue` (`false`
+//!   stops: the call does not run, or after it its result is withheld, and
+//!   the evaluation stops, for `stopReason`) and `systemMessage` (shown as a
+//!   warning). Other keys are ignored. If `hookSpecificOutput.hookEventName`
 //!   is present it must name the running event, else that object is ignored.
 //!   Keywords are accepted in any case. Output that is not a JSON object
 //!   produces a warning and no decision; a recognised key with a wrong value
@@ -142,8 +145,13 @@ pub struct PreToolUseOutcome {
     pub updated_input: Option<Value>,
     /// Extra context for the model, in configuration order.
     pub additional_context: Vec<String>,
-    /// Problems with hooks (failures, bad output, tolerated timeouts).
+    /// Problems with hooks (failures, bad output, tolerated timeouts), and
+    /// their `systemMessage`s.
     pub warnings: Vec<String>,
+    /// Set when a hook said `"continue": false`: the call does not run and
+    /// the evaluation stops, for these reasons (`stopReason`s, joined by
+    /// newlines). It wins over every decision.
+    pub stop: Option<String>,
 }
 
 /// Merged result of the `PostToolUse` or `PostToolUseFailure` hooks.
@@ -157,6 +165,9 @@ pub struct PostOutcome {
     /// a timeout with `onTimeout: deny`); shown to the model. The tool has
     /// already run.
     pub block_reason: Option<String>,
+    /// Set when a hook said `"continue": false`: the evaluation stops, for
+    /// these reasons (the tool has already run).
+    pub stop: Option<String>,
 }
 
 /// Runs the configured hooks. Matchers are compiled once, here.
@@ -240,8 +251,10 @@ impl HookRunner {
         let mut out =
             PreToolUseOutcome { decision: verdicts.iter().filter_map(|v| v.decision).max(), ..Default::default() };
         let mut reasons = Vec::new();
+        let mut stops = Vec::new();
         let mut updated: Option<Map<String, Value>> = None;
         for v in verdicts {
+            stops.extend(v.stop);
             if v.decision.is_some() && v.decision == out.decision {
                 reasons.extend(v.reason);
             }
@@ -252,6 +265,7 @@ impl HookRunner {
             out.warnings.extend(v.warnings);
         }
         out.reason = join_reasons(reasons);
+        out.stop = join_reasons(stops);
         out.updated_input = updated.map(Value::Object);
         out
     }

@@ -305,6 +305,48 @@ async fn stdin_env_and_cwd() {
 }
 
 #[tokio::test]
+async fn continue_false_stops_whatever_else_was_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = runner(vec![group(
+        None,
+        vec![
+            hook(&print_json(json!({"continue": false, "stopReason": "the release is frozen",
+                "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}))),
+            hook(&print_json(json!({"continue": false}))),
+            hook(&print_json(json!({"continue": true, "systemMessage": "remember to lint"}))),
+            hook(&print_json(json!({"continue": "no", "systemMessage": 7}))),
+        ],
+    )]);
+    let out = pre(&r, "Bash", dir.path()).await;
+    let stop = out.stop.expect("a hook said continue: false");
+    let lines: Vec<&str> = stop.lines().collect();
+    assert_eq!(lines[0], "the release is frozen");
+    assert!(lines[1].starts_with("stopped by hook `printf"), "{stop}");
+    assert_eq!(lines.len(), 2, "{stop}");
+    assert!(out.warnings.iter().any(|w| w.ends_with(": remember to lint")), "{:?}", out.warnings);
+    assert!(out.warnings.iter().any(|w| w.contains("`continue` is not a boolean")), "{:?}", out.warnings);
+    assert!(out.warnings.iter().any(|w| w.contains("`systemMessage` is not a string")), "{:?}", out.warnings);
+    // Post events stop too.
+    let post = HookRunner::new(
+        HookSettings {
+            post_tool_use: vec![group(
+                None,
+                vec![hook(&print_json(json!({"continue": false, "stopReason": "enough"})))],
+            )],
+            ..Default::default()
+        },
+        dir.path(),
+    )
+    .unwrap();
+    let out = post.post_tool_use(&ctx("Bash", dir.path()), &json!({}), &json!("ok")).await;
+    assert_eq!(out.stop.as_deref(), Some("enough"));
+    assert_eq!(out.block_reason, None);
+    // No `continue`, no stop.
+    let quiet = runner(vec![group(None, vec![hook(&print_json(json!({"permissionDecision": "deny"})))])]);
+    assert_eq!(pre(&quiet, "Bash", dir.path()).await.stop, None);
+}
+
+#[tokio::test]
 async fn post_hooks_block_and_context() {
     let dir = tempfile::tempdir().unwrap();
     let mut slow = hook("sleep 5");

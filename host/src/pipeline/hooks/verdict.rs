@@ -16,12 +16,15 @@ const MAX_WARNING_STDERR_CHARS: usize = 500;
 pub(super) fn merge_post(verdicts: Vec<Verdict>) -> PostOutcome {
     let mut out = PostOutcome::default();
     let mut blocks = Vec::new();
+    let mut stops = Vec::new();
     for v in verdicts {
         blocks.extend(v.block);
+        stops.extend(v.stop);
         out.additional_context.extend(v.additional_context);
         out.warnings.extend(v.warnings);
     }
     out.block_reason = join_reasons(blocks);
+    out.stop = join_reasons(stops);
     out
 }
 
@@ -39,6 +42,9 @@ pub(super) struct Verdict {
     pub(super) warnings: Vec<String>,
     /// Post events: the result is flagged with this reason.
     block: Option<String>,
+    /// `"continue": false`: the evaluation stops, for this reason (the
+    /// hook's `stopReason`, or one naming the hook).
+    pub(super) stop: Option<String>,
 }
 
 impl Verdict {
@@ -146,6 +152,27 @@ fn parse_output(event: HookEvent, name: &str, stdout: &Captured) -> Verdict {
         }
     };
     let get = |key: &str| specific.and_then(|s| s.get(key)).or_else(|| obj.get(key));
+
+    // The fields every event shares (top level): `continue: false` stops
+    // the evaluation whatever else the hook said; `systemMessage` is shown.
+    match obj.get("continue") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => {
+            v.stop = Some(match obj.get("stopReason") {
+                Some(Value::String(r)) if !r.trim().is_empty() => cap_chars(r.trim(), MAX_REASON_CHARS),
+                _ => format!("stopped by {name}"),
+            });
+        }
+        Some(other) => v.warnings.push(format!("{name}: `continue` is not a boolean ({other}); ignored")),
+    }
+    match obj.get("systemMessage") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(m)) if !m.trim().is_empty() => {
+            v.warnings.push(format!("{name}: {}", cap_chars(m.trim(), MAX_REASON_CHARS)))
+        }
+        Some(Value::String(_)) => {}
+        Some(_) => v.warnings.push(format!("{name}: `systemMessage` is not a string; ignored")),
+    }
     let string = |key: &str, warnings: &mut Vec<String>| match get(key) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),

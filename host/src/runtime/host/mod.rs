@@ -22,6 +22,7 @@ mod registry;
 mod timers;
 
 pub use ambient::{Ambient, SystemAmbient};
+pub(crate) use calls::MAX_CALLS_IN_FLIGHT;
 pub use handler::{CallFailure, CallFuture, CallHandler, FailureKind, NoTools};
 pub(crate) use registry::MAX_REGISTERED_NAME;
 pub use registry::{RegisteredTool, MAX_REGISTERED_TOOLS};
