@@ -96,6 +96,12 @@ async fn in_flight_and_timer_limits_are_enforced() {
     let res = ev(&mut r, "let refused = null; for (let i = 0; i < 1100; i++) { hang({}).catch(e => { refused = refused || e.message }) } await null; await null; refused").await;
     assert_eq!(ok(&res), json!(null), "no call was refused: {res:?}");
     assert_eq!(res.abandoned_calls.len(), 1024, "the host never had more than 1,024 in flight");
+    assert!(
+        res.stderr.contains("1024 inner call(s) were still pending") && res.stderr.contains("hang \u{d7}1024"),
+        "{}",
+        res.stderr
+    );
+    assert!(res.stderr.len() < 400, "one line, not a name per call: {}", res.stderr);
     // Promise.all over many more calls than may be in flight: all run, in order.
     let res = ev(&mut r, "const rs = await Promise.all(Array.from({length: 3000}, (_, i) => t({n: i}))); [rs.length, rs.every((r, i) => r.n === i)]").await;
     assert_eq!(ok(&res), json!([3000, true]), "{}", res.stderr);

@@ -214,3 +214,29 @@ fn first_result_and_peak(dir: &std::path::Path, args: &[&str]) -> (String, u64) 
         .expect("VmHWM in /proc/PID/status");
     (first, peak_kib)
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_the_heap_has_no_room_for_says_what_ran_out() {
+    // Reads of a 2 MB file kept alive at once, in a heap of 8 MiB: the call
+    // whose result does not fit fails with a message that names the heap,
+    // the tool and the result's size, not with "the host returned invalid
+    // JSON"; the context survives.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), format!("{}\n", "x".repeat(999)).repeat(2000)).unwrap();
+    let mut r = builder().roots([dir.path()]).with_limits(|l| l.js_memory = 8 << 20).build().await.unwrap();
+    let res = ev(
+        &mut r,
+        "try { const rs = await Promise.all(Array.from({length: 8}, () => cat('big.txt'))); rs.length } \
+         catch (e) { ({name: e.name, kind: e.kind, message: e.message}) }",
+    )
+    .await;
+    let v = ok(&res);
+    assert_eq!(v["kind"], "limit", "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("heap has no room for the result of Read") && message.contains("bytes of JSON"),
+        "{message}"
+    );
+    assert!(res.context_reset.is_none(), "{:?}", res.context_reset);
+    assert_eq!(ok(&ev(&mut r, "(await cat('big.txt')).length").await), json!(2_000_000));
+}

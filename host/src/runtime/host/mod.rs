@@ -184,7 +184,7 @@ impl HostState {
             self.console.note(&format!(
                 "[wrepl] warning: {} inner call(s) were still pending when the script ended; they were aborted and their results dropped: {}. Await every call (e.g. `await Promise.all([...])`).\n",
                 abandoned.len(),
-                abandoned.join(", ")
+                count_by_name(&abandoned)
             ));
         }
         self.timers.clear();
@@ -260,4 +260,18 @@ impl host::Host for HostState {
         let stop = self.poll_budget();
         Ok(self.graceful_stop && stop.is_some())
     }
+}
+/// Tool names with their counts, in first-seen order: `Read ×866, Bash`
+/// (one line, however many calls).
+fn count_by_name(names: &[String]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for n in names {
+        match counts.iter_mut().find(|(m, _)| *m == n.as_str()) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((n.as_str(), 1)),
+        }
+    }
+    let shown: Vec<String> =
+        counts.iter().map(|(n, c)| if *c == 1 { n.to_string() } else { format!("{n} \u{d7}{c}") }).collect();
+    shown.join(", ")
 }
