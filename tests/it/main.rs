@@ -4,6 +4,7 @@ mod support;
 
 mod budgets;
 mod calls;
+mod caps;
 mod cli;
 mod confine;
 mod conformance;

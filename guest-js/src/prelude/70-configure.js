@@ -4,6 +4,13 @@
   function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
   define("shQuote", shQuote);
 
+  // A search whose output stopped at a bound: the shorthand's error.
+  function cutSearch(tool, fn, pattern, r) {
+    const shown = ArrayIsArray(r.filenames) ? r.filenames.length + " files" : ArrayIsArray(r.matches) ? r.matches.length + " matches" : r.numLines + " lines";
+    return makeToolError(tool, "limit", fn + "(" + JSONStringify(StringCtor(pattern)) + "): the output stopped at a bound after " + shown +
+      ", so " + fn + "() returned nothing: narrow the pattern or the path (or a glob), or take the first N deliberately with {head_limit: N}");
+  }
+
   // ---- shorthand forms: how each kind of shorthand calls its tool ----------
   // The host names the globals and their tools (`configure`'s `shorthands`);
   // a form turns a tool's wire name into the function installed.
@@ -21,22 +28,44 @@
       }
       return r.stdout;
     },
+    // A shorthand never returns a cut result silently: where the tool's
+    // output stopped at a bound the script did not choose (no `offset` or
+    // `limit`, no `head_limit`), it fails, saying how much there was and how
+    // to take it in parts. The full-name tools return the cut result with
+    // its `truncated` marker.
     read: (tool) => async function cat(path, options) {
-      const r = await callTool(tool, ObjectAssign({}, opts(options), { file_path: StringCtor(path) }));
-      return typeof r.content === "string" ? r.content : r;
+      const o = opts(options);
+      const r = await callTool(tool, ObjectAssign({}, o, { file_path: StringCtor(path) }));
+      if (typeof r.content !== "string") return r;
+      if (r.truncated === true && o.offset === undefined && o.limit === undefined) {
+        const last = r.startLine + r.numLines - 1;
+        throw makeToolError(tool, "limit", "cat(" + JSONStringify(StringCtor(path)) + "): the file has " + r.totalLines +
+          " lines and one read returns lines " + r.startLine + "-" + last + " of them, so cat() returned nothing (it returns whole files only): " +
+          "read it in parts with cat(path, {offset: " + (last + 1) + ", limit: 2000}) (offset is the 1-based first line), or search it with rg()");
+      }
+      return r.content;
     },
     "grep-content": (tool) => async function rg(pattern, options) {
-      const r = await callTool(tool, ObjectAssign({ output_mode: "content", "-n": true }, opts(options), { pattern: StringCtor(pattern) }));
+      const o = opts(options);
+      const r = await callTool(tool, ObjectAssign({ output_mode: "content", "-n": true }, o, { pattern: StringCtor(pattern) }));
+      if (r.truncated === true && o.head_limit === undefined) throw cutSearch(tool, "rg", pattern, r);
       if (typeof r.content === "string") return r.content;
       return ArrayIsArray(r.matches) ? r.matches : r;
     },
     "grep-files": (tool) => async function rgf(pattern, options) {
-      const r = await callTool(tool, ObjectAssign({}, opts(options), { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
+      const o = opts(options);
+      const r = await callTool(tool, ObjectAssign({}, o, { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
+      if (r.truncated === true && o.head_limit === undefined) throw cutSearch(tool, "rgf", pattern, r);
       return ArrayIsArray(r.filenames) ? r.filenames : r;
     },
     glob: (tool) => async function gl(pattern, options) {
       const r = await callTool(tool, ObjectAssign({}, opts(options), { pattern: StringCtor(pattern) }));
-      return ArrayIsArray(r.filenames) ? r.filenames : r;
+      if (!ArrayIsArray(r.filenames)) return r;
+      if (r.truncated === true) {
+        throw makeToolError(tool, "limit", "gl(" + JSONStringify(StringCtor(pattern)) + "): " + r.totalFiles + " files match and one Glob lists at most " +
+          r.filenames.length + " (the most recently modified), so gl() returned nothing: narrow the pattern, or list one directory at a time with gl(pattern, {path})");
+      }
+      return r.filenames;
     },
     write: (tool) => function put(path, text) {
       return callTool(tool, { file_path: StringCtor(path), content: typeof text === "string" ? text : str(text) });

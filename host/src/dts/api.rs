@@ -191,8 +191,9 @@ fn shorthand(out: &mut String, s: &Shorthand, emitted: &HashMap<&str, ToolTypes>
             options_type(emitted, tool, "\"command\"")
         ),
         ShorthandForm::Read => format!(
-            "/**\n * Read a file ({tool} tool); resolves to its text as it is in the file (no line numbers; the first 2000\n \
-             * lines unless `offset`/`limit` say otherwise). For an image or a PDF it resolves to the Read result object instead.\n */\n\
+            "/**\n * Read a file ({tool} tool); resolves to its text as it is in the file (no line numbers). A file longer than one\n \
+             * read (2000 lines, or 10 MiB) rejects with a ToolError of kind \"limit\" unless `offset`/`limit` choose the part.\n \
+             * For an image or a PDF it resolves to the Read result object instead.\n */\n\
              declare function {name}(path: string, options?: {}): Promise<string>;\n",
             options_type(emitted, tool, "\"file_path\"")
         ),
@@ -200,18 +201,18 @@ fn shorthand(out: &mut String, s: &Shorthand, emitted: &HashMap<&str, ToolTypes>
             "/** Search file contents ({tool} tool) with `output_mode: \"matches\"`: resolves to one record per matching line. */\n\
              declare function {name}(pattern: string, options: {} & {{ output_mode: \"matches\" }}): \
              Promise<{{ file: string; line: number; text: string }}[]>;\n\
-             /** Search file contents ({tool} tool, content mode with line numbers); resolves to the matching lines as text. */\n\
+             /** Search file contents ({tool} tool, content mode with line numbers); resolves to the matching lines as text. Rejects (kind \"limit\") when the output stopped at a bound, unless `head_limit` was given. */\n\
              declare function {name}(pattern: string, options?: {}): Promise<string>;\n",
             options_type(emitted, tool, "\"pattern\" | \"output_mode\""),
             options_type(emitted, tool, "\"pattern\" | \"output_mode\"")
         ),
         ShorthandForm::GrepFiles => format!(
-            "/** Search file contents ({tool} tool); resolves to the paths of the files that match. */\n\
+            "/** Search file contents ({tool} tool); resolves to the paths of the files that match. Rejects (kind \"limit\") when the output stopped at a bound, unless `head_limit` was given. */\n\
              declare function {name}(pattern: string, options?: {}): Promise<string[]>;\n",
             options_type(emitted, tool, "\"pattern\" | \"output_mode\"")
         ),
         ShorthandForm::Glob => format!(
-            "/** Find files by glob pattern ({tool} tool); resolves to their paths, most recently modified first. */\n\
+            "/** Find files by glob pattern ({tool} tool); resolves to their paths, most recently modified first. Rejects (kind \"limit\") when more files match than one Glob lists (100). */\n\
              declare function {name}(pattern: string, options?: {}): Promise<string[]>;\n",
             options_type(emitted, tool, "\"pattern\"")
         ),

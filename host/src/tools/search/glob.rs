@@ -14,7 +14,7 @@ use super::*;
 /// the pattern names one (`.github/**`, `**/.env`). Only regular files are
 /// listed (no directories, no symlinks).
 ///
-/// Value: `{"filenames": [absolute paths], "numFiles", "truncated"}`, at most
+/// Value: `{"filenames": [absolute paths], "numFiles", "truncated", "totalFiles"}`, at most
 /// [`GLOB_MAX_RESULTS`] files, most recently modified first.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Glob;
@@ -41,6 +41,9 @@ pub(crate) struct GlobOutput {
     num_files: u64,
     /// More files matched than are listed.
     truncated: bool,
+    /// How many files matched in all.
+    #[serde(rename = "totalFiles")]
+    total_files: u64,
 }
 
 impl BlockingTool for Glob {
@@ -151,7 +154,7 @@ fn glob(
         ));
     }
     let num_files = files.len() as u64;
-    Ok(Out::new(GlobOutput { filenames: files, num_files, truncated }, text))
+    Ok(Out::new(GlobOutput { filenames: files, num_files, truncated, total_files: total as u64 }, text))
 }
 
 // ---------------------------------------------------------------------------
