@@ -321,6 +321,47 @@ async fn a_post_tool_use_hook_that_says_continue_false_stops_after_the_call() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn two_narrow_grants_do_not_add_up_to_running_programs_through_git() {
+    let env = Env::new();
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git").args(args).current_dir(env.root()).output().expect("git");
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["init", "-q"]);
+    let config = env.root().join(".git/config");
+    let before = std::fs::read_to_string(&config).unwrap();
+    let marker = env.root().join("pwned");
+    // `Write` and `Bash(git status:*)`: writing core.fsmonitor into
+    // .git/config would make `git status` run a program.
+    let mut r = env.repl("{}", &["Write", "Edit", "Bash(git status:*)"], vec![]).await;
+    let evil = format!("[core]\n\tfsmonitor = touch {}\n", marker.display());
+    let code = format!(
+        "const out = []; for (const p of ['.git/config', '.git/hooks/pre-commit', './sub/../.git/config']) {{ \
+           try {{ await put(p, {evil:?}); out.push('written ' + p) }} catch (e) {{ out.push(e.kind + ': ' + e.message) }} }} \
+         try {{ await Edit({{file_path: '.git/config', old_string: '[core]', new_string: {evil:?}}}) }} catch (e) {{ out.push(e.kind) }} \
+         out"
+    );
+    let v = ok(&ev(&mut r, &code).await);
+    let lines: Vec<&str> = v.as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    for line in &lines[..3] {
+        assert!(line.starts_with("denied: ") && line.contains("inside a .git directory"), "{line}");
+        assert!(line.contains("--allow 'Write(.git/"), "it says which rule allows it: {line}");
+    }
+    assert_eq!(lines[3], "denied");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before, ".git/config is unchanged on disk");
+    assert!(!env.root().join(".git/hooks/pre-commit").exists());
+    ok(&ev(&mut r, "await sh('git status')").await);
+    assert!(!marker.exists(), "git status ran no program");
+    // Writing elsewhere is allowed as before.
+    ok(&ev(&mut r, "await put('notes.txt', 'x')").await);
+    // A rule that names the path allows it.
+    let mut r = env.repl("{}", &["Write(./.git/description)"], vec![]).await;
+    ok(&ev(&mut r, "await put('.git/description', 'mine')").await);
+    assert_eq!(std::fs::read_to_string(env.root().join(".git/description")).unwrap(), "mine");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn pre_tool_use_hook_rewrites_the_input_that_runs() {
     let env = Env::new();
     let out = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"file_path": "h.txt", "content": "rewritten"}}}"#;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::dispatcher::Dispatcher;
 use super::gate::{FrontDefault, Gate};
 use super::hooks::{HookContext, HookEvent};
-use super::permissions::{Decision, PermissionRequest};
+use super::permissions::{Decision, Hint, PermissionRequest};
 use super::stages::{decide, tool_failure, validate};
 use crate::call::{Call, CallFailure, FailureKind};
 
@@ -99,10 +99,34 @@ impl Dispatcher {
                     }
                 }
                 // The reason is only formatted when the fallback decides (not on the hot path).
-                let fallback = if tool.read_only(input) { Decision::Allow } else { Decision::Ask };
+                let read_only = tool.read_only(input);
+                let fallback = if read_only { Decision::Allow } else { Decision::Ask };
+                // A write inside a `.git` directory (its config, hooks,
+                // worktree configs) can make the next git command run a
+                // program, so a broad allow (`Write`, `Edit(./**)`) does not
+                // cover it: only a rule that names `.git` does, and
+                // otherwise it is asked about.
+                let git = if read_only { None } else { paths.iter().find(|p| in_git_dir(p)) };
+                let mut hint = None;
+                if let Some(p) = git {
+                    if matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && !m.rule.contains(".git")) {
+                        let shown = p.strip_prefix(self.p.workspace.default_cwd()).unwrap_or(p);
+                        hint = Some(Hint {
+                            why: format!(
+                                "{} is inside a .git directory, where a file can make git run a program \
+                                 (core.fsmonitor, hooks), and the allow rule {:?} does not name it",
+                                shown.display(),
+                                matched.as_ref().map(|m| m.rule.as_str()).unwrap_or_default()
+                            ),
+                            grant: format!("a rule that names it (e.g. --allow '{tool_name}({})')", shown.display()),
+                        });
+                        matched = None;
+                    }
+                }
                 // What no rule covers, for the message (shell commands only).
-                let hint =
-                    if matched.is_none() && fallback != Decision::Allow { self.p.rules.explain(&req) } else { None };
+                if hint.is_none() && matched.is_none() && fallback != Decision::Allow {
+                    hint = self.p.rules.explain(&req);
+                }
                 (matched, fallback, None, hint)
             }
             Gate::Front { default, .. } => {
@@ -171,4 +195,10 @@ impl Dispatcher {
             }
         }
     }
+}
+
+/// Whether `path` is a `.git` directory's, or the `.git` entry itself (a
+/// gitfile names the git directory to use).
+fn in_git_dir(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str() == ".git")
 }

@@ -147,7 +147,7 @@ async fn glob_matches_sorts_and_respects_ignores() {
 
     let out = run(&Glob, &e, json!({"pattern": "**/*.py"})).await.unwrap();
     assert_eq!(out.text, "No files found");
-    assert_eq!(out.value, json!({"filenames": [], "numFiles": 0, "truncated": false}));
+    assert_eq!(out.value, json!({"filenames": [], "numFiles": 0, "truncated": false, "totalFiles": 0}));
     let out = run(&Glob, &e, json!({"pattern": "nope/**/*.rs"})).await.unwrap();
     assert_eq!(out.value["numFiles"], 0);
     let err = run(&Glob, &e, json!({"pattern": "src/[a"})).await.unwrap_err();
@@ -171,6 +171,7 @@ async fn glob_caps_results_and_skips_symlinks() {
     let out = run(&Glob, &e, json!({"pattern": "*.txt"})).await.unwrap();
     assert_eq!(out.value["numFiles"], GLOB_MAX_RESULTS);
     assert_eq!(out.value["truncated"], true);
+    assert_eq!(out.value["totalFiles"], GLOB_MAX_RESULTS + 20);
     let got = names(&out.value);
     assert_eq!(got[0], e.abs(&format!("f{:03}.txt", GLOB_MAX_RESULTS + 19)));
     assert_eq!(got[GLOB_MAX_RESULTS - 1], e.abs("f020.txt"));
