@@ -111,3 +111,21 @@ async fn in_flight_and_timer_limits_are_enforced() {
     assert!(msg.contains("too many timers"), "{msg}");
     assert_eq!(ok(&ev(&mut r, "await t({n: 1})").await), json!({"n": 1}));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_errors_carry_no_internal_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = builder().roots([dir.path()]).build().await.unwrap();
+    for code in ["await cat('nope.txt')", "await Read({file_path: 'nope.txt'})", "require('fs')"] {
+        let res = ev(&mut r, code).await;
+        let e = res.error.as_ref().expect("an error");
+        assert!(e.message.contains("nope.txt") || e.name == "SandboxError", "{e:?}");
+        assert!(!e.stack.contains("eval_script") && !e.stack.contains("makeToolError"), "{code}: {}", e.stack);
+    }
+    // The script's own frames stay.
+    let res = ev(&mut r, "async function load() { return await cat('nope.txt') }\nawait load()").await;
+    let stack = &res.error.as_ref().unwrap().stack;
+    assert!(!stack.contains("eval_script"), "{stack}");
+    let caught = ok(&ev(&mut r, "try { await cat('nope.txt') } catch (e) { e.stack.includes('eval_script') }").await);
+    assert_eq!(caught, json!(false));
+}

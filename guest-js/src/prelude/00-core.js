@@ -53,6 +53,7 @@
   const ArrayBufferIsView = ArrayBuffer.isView;
   const TypedArrayLength = ObjectGetOwnDesc(ObjectGetProto(Uint8Array.prototype), "length").get;
   const StringSlice = String.prototype.slice;
+  const StringIndexOf = String.prototype.indexOf;
   const StringToWellFormed = typeof String.prototype.toWellFormed === "function" ? String.prototype.toWellFormed : null;
   const RegExpExec = RegExp.prototype.exec;
   function call(f, self, ...args) { return ReflectApply(f, self, args); }

@@ -139,13 +139,27 @@
   function str(v) { return capText(safeText(v)); }
   define("str", str);
 
+  // A stack without the prelude's own frames: they name no line of the
+  // script (the prelude is compiled as `eval_script`).
+  function scriptFrames(stack) {
+    let out = "", start = 0;
+    while (start < stack.length) {
+      let end = call(StringIndexOf, stack, "\n", start);
+      if (end < 0) end = stack.length - 1;
+      const line = call(StringSlice, stack, start, end + 1);
+      if (call(StringIndexOf, line, "(eval_script:") < 0) out += line;
+      start = end + 1;
+    }
+    return out;
+  }
+
   function describeError(e) {
     let name = "Error", message = "", stack = "";
     try {
       if (isError(e) || (typeof e === "object" && e !== null && "message" in e)) {
         try { const n = e.name; if (typeof n === "string") name = n; } catch (_) { }
         try { const m = e.message; message = typeof m === "string" ? m : safeText(m); } catch (_) { }
-        try { const s = e.stack; if (typeof s === "string") stack = s; } catch (_) { }
+        try { const s = e.stack; if (typeof s === "string") stack = scriptFrames(s); } catch (_) { }
       } else {
         message = "Uncaught " + safeText(e);
       }

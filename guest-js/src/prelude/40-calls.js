@@ -15,6 +15,8 @@
     e.name = "ToolError";
     e.tool = name;
     e.kind = kind;
+    const stack = e.stack;
+    if (typeof stack === "string") e.stack = scriptFrames(stack);
     return e;
   }
 
