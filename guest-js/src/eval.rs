@@ -157,29 +157,12 @@ pub(crate) fn queue_call<'js>(
     input: Option<&Value<'js>>,
     tool: &rquickjs::String<'js>,
 ) -> rquickjs::Result<Promise<'js>> {
-    note_armed();
+    let (call, promise) = new_pending(ctx, tool)?;
     let raw = ctx.as_raw().as_ptr();
-    let mut funcs = [qjs::JS_UNDEFINED; 2];
-    // SAFETY: as in `pending_call`.
-    let promise = unsafe { qjs::JS_NewPromiseCapability(raw, funcs.as_mut_ptr()) };
-    // SAFETY: inspects the tag of the value just returned.
-    if unsafe { qjs::JS_IsException(promise) } {
-        return Err(rquickjs::Error::Exception);
-    }
-    let call = PendingCall {
-        // SAFETY: `raw` is this live context.
-        rt: unsafe { qjs::JS_GetRuntime(raw) },
-        // SAFETY: a new reference to the live tool name.
-        tool: unsafe { qjs::JS_DupValue(raw, tool.as_raw()) },
-        resolve: funcs[0],
-        reject: funcs[1],
-    };
     // SAFETY: a new reference to the live input text.
     let input = input.map(|v| unsafe { qjs::JS_DupValue(raw, v.as_raw()) });
     QUEUED.with(|q| q.borrow_mut().push_back(QueuedCall { name: name.to_string(), input, call }));
-    // SAFETY: takes the promise's reference.
-    let promise = unsafe { Value::from_raw(ctx.clone(), promise) };
-    promise.into_promise().ok_or(rquickjs::Error::Exception)
+    Ok(promise)
 }
 
 /// Start queued calls, in order, while there is room in flight. A call the
@@ -231,6 +214,14 @@ pub(crate) fn pending_call<'js>(
     id: u32,
     tool: &rquickjs::String<'js>,
 ) -> rquickjs::Result<Promise<'js>> {
+    let (call, promise) = new_pending(ctx, tool).inspect_err(|_| calls::cancel_call(id))?;
+    PENDING.with(|t| t.borrow_mut().insert(id, call));
+    Ok(promise)
+}
+
+/// A new promise for a call of `tool`, and its resolving functions (with
+/// the tool's name) to settle it by.
+fn new_pending<'js>(ctx: &Ctx<'js>, tool: &rquickjs::String<'js>) -> rquickjs::Result<(PendingCall, Promise<'js>)> {
     note_armed();
     let raw = ctx.as_raw().as_ptr();
     let mut funcs = [qjs::JS_UNDEFINED; 2];
@@ -239,7 +230,6 @@ pub(crate) fn pending_call<'js>(
     let promise = unsafe { qjs::JS_NewPromiseCapability(raw, funcs.as_mut_ptr()) };
     // SAFETY: inspects the tag of the value just returned.
     if unsafe { qjs::JS_IsException(promise) } {
-        calls::cancel_call(id);
         return Err(rquickjs::Error::Exception);
     }
     let call = PendingCall {
@@ -250,10 +240,10 @@ pub(crate) fn pending_call<'js>(
         resolve: funcs[0],
         reject: funcs[1],
     };
-    PENDING.with(|t| t.borrow_mut().insert(id, call));
     // SAFETY: takes the promise's reference.
     let promise = unsafe { Value::from_raw(ctx.clone(), promise) };
-    promise.into_promise().ok_or(rquickjs::Error::Exception)
+    let promise = promise.into_promise().ok_or(rquickjs::Error::Exception)?;
+    Ok((call, promise))
 }
 
 /// Settle the promise of a finished inner call: fulfilled with its parsed

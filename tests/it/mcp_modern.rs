@@ -137,6 +137,35 @@ async fn a_context_handle_keeps_state_between_stateless_requests_and_across_a_re
 }
 
 #[tokio::test]
+async fn a_registered_name_in_two_contexts_runs_only_where_the_call_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &[]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    // Two contexts of one token register the same name with different handlers.
+    let mut handles = Vec::new();
+    for k in [2, 3] {
+        let code = format!("registerTool('times', 'n times k', {{type: 'object'}}, ({{n}}) => n * {k}); 'registered'");
+        let r = call(&c, "repl", json!({ "code": code })).await;
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+        handles.push(structured(&r)["context"].as_str().expect("a handle").to_string());
+    }
+    // Named without a context, the call is refused: it names both, and runs neither.
+    let r = call(&c, "eval_registered__times", json!({"n": 21})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let msg = text(&r);
+    assert!(msg.contains("registered in 2 of your contexts"), "{msg}");
+    assert!(handles.iter().all(|h| msg.contains(h.as_str())), "{msg}");
+    // Each context runs its own handler.
+    for (h, want) in handles.iter().zip([42, 63]) {
+        let r = call(&c, "eval_registered__times", json!({"n": 21, "context": h})).await;
+        assert_eq!(structured(&r)["result"], json!(want), "{r:?}");
+    }
+    drop(c);
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_handle_is_bound_to_the_token_that_got_it() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");

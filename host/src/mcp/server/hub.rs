@@ -316,6 +316,17 @@ impl Hub {
         out
     }
 
+    /// `owner`'s contexts that registered the tool `name`, oldest id first.
+    pub(super) fn contexts_registering(&self, owner: Option<Fingerprint>, name: &str) -> Vec<Arc<Ctx>> {
+        let mut out: Vec<Arc<Ctx>> = lock(&self.contexts)
+            .values()
+            .filter(|c| c.owner == owner && lock(&c.registered).iter().any(|t| t.name == name))
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
+    }
+
     /// Seal `pending` for `owner`.
     pub(super) fn seal_pending(&self, pending: &Pending, owner: Option<Fingerprint>) -> Result<String, String> {
         let ad = associated("request-state", owner);

@@ -93,7 +93,9 @@ impl WreplServer {
     /// The context a call runs in: the one its `context` handle names; for
     /// a retry, the one its request state names; else the connection's own
     /// (2025-11-25) or a fresh one (2026-07-28). A registered tool named
-    /// without a handle runs in the context that registered it.
+    /// without a handle runs in the context that registered it; when
+    /// several of the caller's contexts registered that name, the call must
+    /// name one (a tool never runs in a context the caller did not mean).
     fn context_for(
         &self,
         handle: Option<&str>,
@@ -113,12 +115,19 @@ impl WreplServer {
             return self.conn.default_context();
         }
         if let Some(name) = registered {
-            return hub
-                .registered_for(owner)
-                .into_iter()
-                .find(|(t, _)| t.name == name)
-                .map(|(_, c)| c)
-                .ok_or_else(|| format!("unknown tool {REGISTERED_PREFIX}{name:?}"));
+            let mut holders = hub.contexts_registering(owner, name);
+            return match holders.len() {
+                0 => Err(format!("unknown tool {REGISTERED_PREFIX}{name:?}")),
+                1 => Ok(holders.remove(0)),
+                n => {
+                    let handles: Vec<&str> = holders.iter().map(|c| c.handle.as_str()).collect();
+                    Err(format!(
+                        "{REGISTERED_PREFIX}{name} is registered in {n} of your contexts; name the one to run it in \
+                         with its `context` argument: {}",
+                        handles.join(", ")
+                    ))
+                }
+            };
         }
         hub.mint(owner, None)
     }
