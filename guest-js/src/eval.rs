@@ -674,7 +674,19 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, s
     if ARMED.with(|a| a.replace(false)) {
         let _ = call(Op::EndEval).and_then(|f| f.call::<_, ()>(())).catch(ctx);
         PENDING.with(|t| t.borrow_mut().clear());
-        QUEUED.with(|q| q.borrow_mut().clear());
+        // Calls still waiting for a place in flight never started: said,
+        // not dropped silently (the host reports those it had started).
+        let queued = QUEUED.with(|q| std::mem::take(&mut *q.borrow_mut()));
+        if !queued.is_empty() {
+            host::console_write(
+                Stream::Stderr,
+                &format!(
+                    "[wrepl] warning: {} more inner call(s) were waiting for a place among the calls in flight when the \
+                     script ended; they never started. Await every call (e.g. `await Promise.all([...])`).\n",
+                    queued.len()
+                ),
+            );
+        }
     }
     if outcome.interrupted {
         // Jobs queued by the interrupted script would otherwise run at the
