@@ -320,6 +320,38 @@ async fn a_long_approval_question_says_how_long_and_carries_the_whole_input() {
 }
 
 #[tokio::test]
+async fn a_result_is_bounded_as_a_whole_and_every_cut_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+    let service = start_stdio(client(true, "x"), dir.path(), &[]).await;
+    let code = "console.log('x'.repeat(300000)); console.error('e'.repeat(250000)); \
+                await Promise.all(Array.from({length: 5000}, () => cat('a.txt'))); 'done'";
+    let r = call(&service, "repl", json!({ "code": code })).await;
+    let st = structured(&r);
+    assert_eq!(st["result"], json!("done"), "{}", &st.to_string()[..300]);
+    assert_eq!(st["stdout_truncated"], json!({"shown": 100000, "total": 300001}));
+    assert!(st["stdout"].as_str().unwrap().chars().count() < 100_100);
+    assert_eq!(st["stderr_truncated"]["total"], json!(250001));
+    let shown = st["calls"].as_array().unwrap().len() / 2;
+    let omitted = &st["calls_omitted"];
+    assert_eq!(omitted["count"].as_u64().unwrap() as usize + shown, 5000, "{omitted}");
+    assert_eq!(omitted["by_tool"]["Read"]["ok"], omitted["count"], "{omitted}");
+    assert!(shown > 0, "the first calls are listed");
+    let bytes = serde_json::to_string(&st).unwrap().len();
+    assert!(bytes < 1 << 20, "the structured result is bounded: {bytes} bytes");
+    // A value too big to carry as JSON comes back as its marked text, never null.
+    let r = call(&service, "repl", json!({"code": "'y'.repeat(50000000)"})).await;
+    let st = structured(&r);
+    if st["error"].is_null() {
+        let result = st["result"].as_str().expect("the result's text, not null");
+        assert!(result.starts_with("yyyy") && result.contains("truncated"), "{}", &result[result.len() - 80..]);
+        assert!(st["result_truncated"]["total"].as_u64().unwrap() > 100_000, "{}", st["result_truncated"]);
+    } else {
+        assert!(text(&r).contains("out of memory"), "a failure says what ran out: {}", text(&r));
+    }
+}
+
+#[tokio::test]
 async fn registered_tool_approved_through_elicitation_runs() {
     let dir = tempfile::tempdir().unwrap();
     let service = start_stdio(client(true, "registered"), dir.path(), &[]).await;

@@ -83,13 +83,16 @@ pub(super) fn repl_output_schema() -> Value {
             "code": {"type": "string"},
             "result": {"description": "The result value (any JSON), capped like the text: a longer one is replaced by its first characters as a string, and result_truncated says so."},
             "result_truncated": {"type": ["object", "null"], "properties": {"shown": {"type": "integer"}, "total": {"type": "integer"}}},
-            "stdout": {"type": "string"},
-            "stderr": {"type": "string"},
+            "stdout": {"type": "string", "description": "Console output, capped like the text; stdout_truncated says when."},
+            "stdout_truncated": {"type": ["object", "null"], "properties": {"shown": {"type": "integer"}, "total": {"type": "integer"}}},
+            "stderr": {"type": "string", "description": "Console errors and warnings, capped like the text; stderr_truncated says when."},
+            "stderr_truncated": {"type": ["object", "null"], "properties": {"shown": {"type": "integer"}, "total": {"type": "integer"}}},
             "error": {"type": ["object", "null"]},
             "timed_out": {"type": "boolean"},
             "context_reset": {"type": ["string", "null"]},
             "abandoned_calls": {"type": "array", "items": {"type": "string"}},
             "calls": {"type": "array", "items": {"type": "object"}},
+            "calls_omitted": {"type": ["object", "null"], "description": "The calls past the records' byte budget, counted by tool and outcome instead of listed."},
             "new_tools": {"type": "array", "items": {"type": "string"}},
             "new_tool_definitions": {"type": "array", "items": {"type": "object"}},
             "script_ms": {"type": "number"},
@@ -172,8 +175,63 @@ pub fn transcript(calls: &[CallRecord]) -> Vec<Value> {
         .collect()
 }
 
+/// Bytes of call records one result carries, for a text cap of `text_cap`
+/// characters: the records past it are counted by tool and outcome
+/// (`calls_omitted`), never dropped silently.
+fn records_budget(text_cap: usize) -> usize {
+    text_cap.saturating_mul(4).max(64 << 10)
+}
+
+/// The call records that fit [`records_budget`], and a count by tool and
+/// outcome of those that do not (`None` when all fit).
+fn bounded_transcript(calls: &[CallRecord], text_cap: usize) -> (Vec<Value>, Option<Value>) {
+    let budget = records_budget(text_cap);
+    let mut kept = Vec::new();
+    let mut used = 0usize;
+    let mut omitted: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
+    let mut count = 0u64;
+    for (i, c) in calls.iter().enumerate() {
+        let pair = transcript(std::slice::from_ref(c));
+        let bytes: usize = pair.iter().map(|v| v.to_string().len()).sum();
+        if count == 0 && used + bytes <= budget {
+            used += bytes;
+            kept.extend(pair);
+            continue;
+        }
+        for c in &calls[i..] {
+            let e = omitted.entry(c.tool.as_str()).or_default();
+            if c.ok {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+            count += 1;
+        }
+        break;
+    }
+    let summary = (count > 0).then(|| {
+        let by_tool: serde_json::Map<String, Value> =
+            omitted.into_iter().map(|(t, (ok, failed))| (t.to_string(), json!({"ok": ok, "failed": failed}))).collect();
+        json!({"count": count, "shown": calls.len() as u64 - count, "total": calls.len(), "by_tool": by_tool,
+               "why": format!("the call records past {budget} bytes are counted here instead of listed")})
+    });
+    (kept, summary)
+}
+
+/// `text` capped at `cap` characters with the marker, and the truncation
+/// record (`shown`, `total`) when it was cut.
+fn capped_stream(text: &str, cap: usize) -> (String, Option<Value>) {
+    let total = text.chars().count();
+    if total <= cap {
+        return (text.to_string(), None);
+    }
+    (crate::text::cap_text_of(text.to_string(), cap, total), Some(json!({"shown": cap, "total": total})))
+}
+
 /// The outer result of one evaluation (SPEC §1): capped text, then media
-/// blocks; `structuredContent` with everything else.
+/// blocks; `structuredContent` with everything else, each part bounded
+/// (the result, stdout and stderr by the text cap, the call records by
+/// [`records_budget`]) and every cut marked with its true total.
 pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolResult {
     let r = &settled.result;
     let restore = settled.restore.as_ref();
@@ -233,18 +291,31 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
                    "inputSchema": t.input_schema, "displayName": t.display_name})
         })
         .collect();
-    let (result, truncated) = capped_result(&r.result, text_cap);
+    let (mut result, mut truncated) = capped_result(&r.result, text_cap);
+    if r.result.is_none() && r.error.is_none() && r.text_chars > 0 {
+        // A value too big to carry as JSON: its text stands in, marked,
+        // never a bare `null`.
+        let shown = r.text.chars().count().min(text_cap);
+        result = Value::String(crate::text::cap_text_of(r.text.clone(), text_cap, r.text_chars));
+        truncated = Some((shown, r.text_chars));
+    }
+    let (stdout, stdout_truncated) = capped_stream(&r.stdout, text_cap);
+    let (stderr, stderr_truncated) = capped_stream(&r.stderr, text_cap);
+    let (calls, calls_omitted) = bounded_transcript(&r.calls, text_cap);
     let structured = json!({
         "code": code,
         "result": result,
         "result_truncated": truncated.map(|(shown, total)| json!({"shown": shown, "total": total})),
-        "stdout": r.stdout,
-        "stderr": r.stderr,
+        "stdout": stdout,
+        "stdout_truncated": stdout_truncated,
+        "stderr": stderr,
+        "stderr_truncated": stderr_truncated,
         "error": r.error,
         "timed_out": r.timed_out,
         "context_reset": r.context_reset,
         "abandoned_calls": r.abandoned_calls,
-        "calls": transcript(&r.calls),
+        "calls": calls,
+        "calls_omitted": calls_omitted,
         "new_tools": r.new_tools,
         "new_tool_definitions": definitions,
         "script_ms": r.script_ms,
