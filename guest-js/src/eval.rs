@@ -507,6 +507,7 @@ pub(crate) fn base_outcome() -> EvalOutcome {
     EvalOutcome {
         value_json: None,
         text: String::new(),
+        text_total: 0,
         error: None,
         interrupted: false,
         poisoned: None,
@@ -707,6 +708,7 @@ fn rendered(o: &Object<'_>) -> EvalOutcome {
     EvalOutcome {
         value_json: o.get::<_, Option<String>>("json").ok().flatten(),
         text: o.get("text").unwrap_or_default(),
+        text_total: o.get::<_, f64>("total").map(|t| t as u64).unwrap_or(0),
         ..base_outcome()
     }
 }

@@ -67,7 +67,8 @@
       const direct = directText(r);
       text = direct !== null ? direct : typeof json === "string" ? renderedText(r, data, json) : "[unrenderable value]";
     } catch (_) { text = "[unrenderable value]"; }
-    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(capText(text)) };
+    return { __proto__: null, json: typeof json === "string" ? wellFormed(json) : null, text: wellFormed(capText(text)),
+      total: text.length > MAX_TEXT ? text.length : 0 };
   }
 
   // Render the value an evaluation completed with: `undefined` stands for

@@ -193,12 +193,19 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         let r = repl.run(Evaluation::new(code.as_str(), &opts, repl.limits())?).await?;
         last_failed = r.failed();
         if json {
+            // A value too big to carry as JSON is its marked text, never a
+            // bare null; any other value is printed whole.
+            let (result, truncated) = match &r.result {
+                Some(v) => (v.clone(), None),
+                None => wrepl::mcp::server::result_value(&r, text_cap),
+            };
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({
-                    "result": r.result,
+                    "result": result,
+                    "result_truncated": truncated.map(|(shown, total)| serde_json::json!({"shown": shown, "total": total})),
                     "text": r.text,
                     "stdout": r.stdout,
                     "stderr": r.stderr,

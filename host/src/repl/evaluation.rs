@@ -149,6 +149,7 @@ impl Repl {
         let EvalReport {
             value_json,
             text,
+            text_total,
             error,
             stopped,
             fault,
@@ -193,7 +194,8 @@ impl Repl {
             })
         };
         let result = value_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
-        let text_chars = if error.is_some() { 0 } else { text.chars().count() };
+        // The whole text's length, where the guest cut it.
+        let text_chars = if error.is_some() { 0 } else { text.chars().count().max(text_total as usize) };
         EvalResult {
             result: if error.is_some() { None } else { result },
             text: if error.is_some() { String::new() } else { cap_text(text, ev.text_cap) },

@@ -231,6 +231,9 @@ pub struct EvalReport {
     pub value_json: Option<String>,
     /// Display text of the result.
     pub text: String,
+    /// When the guest cut the display text, the whole text's length
+    /// (UTF-16 code units); 0 when it did not.
+    pub text_total: u64,
     /// The exception, when the script threw.
     pub error: Option<ScriptError>,
     /// Set when a budget or cancellation stopped the script.
@@ -357,6 +360,7 @@ impl Sandbox {
                 EvalReport {
                     value_json: None,
                     text: String::new(),
+                    text_total: 0,
                     error: None,
                     stopped: stop,
                     fault: Some(fault),
@@ -414,6 +418,7 @@ impl EvalReport {
         Self {
             value_json: None,
             text: String::new(),
+            text_total: 0,
             error: None,
             stopped: None,
             fault: Some(f),
@@ -437,6 +442,7 @@ impl EvalReport {
         Self {
             value_json: o.value_json,
             text: o.text,
+            text_total: o.text_total,
             error: if o.interrupted {
                 None
             } else {

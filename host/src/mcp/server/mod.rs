@@ -73,7 +73,7 @@ pub use http::{serve_http, HttpAuth, HttpSecurity};
 pub use hub::{LiveLimits, DEFAULT_CONTEXT_TTL, DEFAULT_MAX_LIVE_MEMORY, MAX_LIVE_CONTEXTS, REQUEST_STATE_TTL};
 pub use metrics::{serve_metrics, Metrics};
 use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def};
-pub use results::{outer_result, transcript, Settled};
+pub use results::{outer_result, result_value, transcript, Settled};
 pub use stdio::{serve_stdio, serve_streams};
 
 /// Name of the REPL tool.

@@ -218,6 +218,19 @@ fn bounded_transcript(calls: &[CallRecord], text_cap: usize) -> (Vec<Value>, Opt
     (kept, summary)
 }
 
+/// The result value a structured result carries, and its truncation
+/// (`shown`, `total`): the value as it is, or, when its JSON is longer than
+/// `text_cap` characters, its first characters as a string; a value too big
+/// to carry as JSON at all is its display text, marked, never a bare `null`.
+pub fn result_value(r: &EvalResult, text_cap: usize) -> (Value, Option<(usize, usize)>) {
+    if r.result.is_none() && r.error.is_none() && r.text_chars > 0 {
+        let shown = r.text.chars().count().min(text_cap);
+        let text = crate::text::cap_text_of(r.text.clone(), text_cap, r.text_chars);
+        return (Value::String(text), Some((shown, r.text_chars)));
+    }
+    capped_result(&r.result, text_cap)
+}
+
 /// `text` capped at `cap` characters with the marker, and the truncation
 /// record (`shown`, `total`) when it was cut.
 fn capped_stream(text: &str, cap: usize) -> (String, Option<Value>) {
@@ -291,14 +304,7 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
                    "inputSchema": t.input_schema, "displayName": t.display_name})
         })
         .collect();
-    let (mut result, mut truncated) = capped_result(&r.result, text_cap);
-    if r.result.is_none() && r.error.is_none() && r.text_chars > 0 {
-        // A value too big to carry as JSON: its text stands in, marked,
-        // never a bare `null`.
-        let shown = r.text.chars().count().min(text_cap);
-        result = Value::String(crate::text::cap_text_of(r.text.clone(), text_cap, r.text_chars));
-        truncated = Some((shown, r.text_chars));
-    }
+    let (result, truncated) = result_value(r, text_cap);
     let (stdout, stdout_truncated) = capped_stream(&r.stdout, text_cap);
     let (stderr, stderr_truncated) = capped_stream(&r.stderr, text_cap);
     let (calls, calls_omitted) = bounded_transcript(&r.calls, text_cap);
