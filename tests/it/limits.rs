@@ -96,6 +96,10 @@ async fn result_text_is_capped_with_a_marker() {
     assert!(res.text.contains("[truncated: showing 100000 of 250000 characters]"), "{}", &res.text[100_000..]);
     let res = ev(&mut r, "'short'").await;
     assert_eq!(res.text, "short");
+    // Past the guest's own cut (2,000,000), the marker still gives the whole length.
+    let res = ev(&mut r, "'b'.repeat(5000002)").await;
+    assert!(res.text.contains("[truncated: showing 100000 of 5000002 characters]"), "{}", &res.text[100_000..]);
+    assert_eq!(res.text_chars, 5_000_002);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -15,7 +15,7 @@ use crate::budget::Budget;
 use crate::call::TraceContext;
 use crate::pipeline::dispatcher::CallRecord;
 use crate::runtime::{EvalReport, Fault, ScriptError, StopReason};
-use crate::text::cap_text;
+use crate::text::{cap_text, cap_text_of};
 use crate::tools::Media;
 
 /// One evaluation, as every front end and replay describe it: the code, the
@@ -198,7 +198,7 @@ impl Repl {
         let text_chars = if error.is_some() { 0 } else { text.chars().count().max(text_total as usize) };
         EvalResult {
             result: if error.is_some() { None } else { result },
-            text: if error.is_some() { String::new() } else { cap_text(text, ev.text_cap) },
+            text: if error.is_some() { String::new() } else { cap_text_of(text, ev.text_cap, text_chars) },
             text_chars,
             stdout: console.stdout,
             stderr: console.stderr,
