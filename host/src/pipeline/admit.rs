@@ -109,7 +109,7 @@ impl Dispatcher {
                 let git = if read_only { None } else { paths.iter().find(|p| in_git_dir(p)) };
                 let mut hint = None;
                 if let Some(p) = git {
-                    if matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && !m.rule.contains(".git")) {
+                    if matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && !names_git_dir(&m.rule)) {
                         let shown = p.strip_prefix(self.p.workspace.default_cwd()).unwrap_or(p);
                         hint = Some(Hint {
                             why: format!(
@@ -201,4 +201,29 @@ impl Dispatcher {
 /// gitfile names the git directory to use).
 fn in_git_dir(path: &Path) -> bool {
     path.components().any(|c| c.as_os_str() == ".git")
+}
+
+/// Whether an allow rule names a `.git` directory: its path pattern has a
+/// `.git` component (`Write(./.git/config)`, `Edit(**/.git/hooks/*)`; not
+/// `Write(.gitignore)`, not `Write`).
+fn names_git_dir(rule: &str) -> bool {
+    let Some(spec) = rule.split_once('(').and_then(|(_, rest)| rest.strip_suffix(')')) else { return false };
+    spec.split('/').any(|c| c == ".git")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_rule_with_a_git_component_names_the_git_directory() {
+        for yes in ["Write(./.git/config)", "Edit(**/.git/hooks/*)", "Write(//abs/repo/.git/config)", "Write(.git/**)"] {
+            assert!(names_git_dir(yes), "{yes}");
+        }
+        for no in ["Write", "Write(./**)", "Write(.gitignore)", "Write(./.github/**)", "Write(**/x.git/y)"] {
+            assert!(!names_git_dir(no), "{no}");
+        }
+        assert!(in_git_dir(Path::new("/r/.git/config")) && in_git_dir(Path::new("/r/.git")));
+        assert!(!in_git_dir(Path::new("/r/.gitignore")) && !in_git_dir(Path::new("/r/.github/x")));
+    }
 }
