@@ -217,7 +217,8 @@ mod tests {
 
     #[test]
     fn only_a_rule_with_a_git_component_names_the_git_directory() {
-        for yes in ["Write(./.git/config)", "Edit(**/.git/hooks/*)", "Write(//abs/repo/.git/config)", "Write(.git/**)"] {
+        for yes in ["Write(./.git/config)", "Edit(**/.git/hooks/*)", "Write(//abs/repo/.git/config)", "Write(.git/**)"]
+        {
             assert!(names_git_dir(yes), "{yes}");
         }
         for no in ["Write", "Write(./**)", "Write(.gitignore)", "Write(./.github/**)", "Write(**/x.git/y)"] {
