@@ -588,7 +588,10 @@ pub(crate) async fn spawn_http(
     env: &[(&str, &str)],
 ) -> Result<HttpServer, NotServing> {
     // reqwest is built without a default TLS provider; plain http still needs one installed.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    // rustls 0.23.48 deprecates ring's provider (no post-quantum key exchange); wrepl keeps it.
+    #[allow(deprecated)]
+    let provider = rustls::crypto::ring::default_provider();
+    let _ = provider.install_default();
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
     cmd.args(["serve", "--http", listen, "--root"]).arg(root).args(extra).env_remove("WREPL_TOKEN");
     for (k, v) in env {

@@ -152,7 +152,10 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> Result<(), String> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    // rustls 0.23.48 deprecates ring's provider (no post-quantum key exchange); wrepl keeps it.
+    #[allow(deprecated)]
+    let provider = rustls::crypto::ring::default_provider();
+    let _ = provider.install_default();
     let a = args()?;
     let root = std::env::temp_dir().join(format!("wrepl-serve-bench-{}", std::process::id()));
     std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;

@@ -158,7 +158,7 @@ pub(super) fn parse(url: &str, shown: &str) -> Result<Target, StoreError> {
     }
     config.ssl_mode(if mode == Mode::Prefer { SslMode::Prefer } else { SslMode::Require });
     let roots = roots(rootcert.as_deref(), shown)?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(ring_provider());
     let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|e| bad(shown, format!("TLS: {e}")))?;
@@ -249,6 +249,15 @@ impl ServerCertVerifier for AnyName {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_verify_schemes()
     }
+}
+
+/// rustls' `ring` crypto provider. rustls 0.23.48 deprecates it because
+/// ring offers no post-quantum key exchange; the alternative (aws-lc-rs)
+/// builds C code with CMake, which the build machines lack. The classical
+/// key exchanges ring provides stay what wrepl negotiates until then.
+#[allow(deprecated)]
+pub(crate) fn ring_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::ring::default_provider()
 }
 
 #[cfg(test)]
