@@ -252,9 +252,9 @@ impl ServerCertVerifier for AnyName {
 }
 
 /// rustls' `ring` crypto provider. rustls 0.23.48 deprecates it because
-/// ring offers no post-quantum key exchange; the alternative (aws-lc-rs)
-/// builds C code with CMake, which the build machines lack. The classical
-/// key exchanges ring provides stay what wrepl negotiates until then.
+/// ring offers no post-quantum key exchange. Moving to the provider that
+/// has one (aws-lc-rs, a large C library to build) is a change of its own;
+/// until then wrepl negotiates the classical key exchanges ring provides.
 #[allow(deprecated)]
 pub(crate) fn ring_provider() -> rustls::crypto::CryptoProvider {
     rustls::crypto::ring::default_provider()
