@@ -28,6 +28,16 @@ const MAX_TEXT_CHARS: usize = 30_000;
 /// `TMPDIR` is its per-call temp dir.
 pub const ENV_PASSTHROUGH: &[&str] = MINIMAL_ENV;
 
+/// Git configuration every command gets, through git's own environment
+/// variables (which the settings' `env` may not set): a directory that
+/// merely looks like a git directory (`HEAD`, `objects/`, `refs/` and a
+/// `config` a script wrote anywhere in the roots) is never taken as a
+/// repository, so its `core.fsmonitor`, hooks or filters cannot make a
+/// `git status` run a program. A bare repository is still used when named
+/// (`git --git-dir=DIR`).
+const GIT_ENV: [(&str, &str); 3] =
+    [("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "safe.bareRepository"), ("GIT_CONFIG_VALUE_0", "explicit")];
+
 /// Run a shell command.
 #[derive(Debug, Clone)]
 pub struct Bash {
@@ -255,7 +265,7 @@ async fn run(
     };
     // The group is killed when `group` is dropped (timeout, abort, eval end).
     let spawned = tokio::select! {
-        r = confine::spawn(cmd, EnvPolicy::only(ENV_PASSTHROUGH).set_all(env.iter().cloned()), request) => r,
+        r = confine::spawn(cmd, EnvPolicy::only(ENV_PASSTHROUGH).set_all(env.iter().cloned()).set_all(GIT_ENV), request) => r,
         _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled("the command was stopped before it started".into())),
     };
     let confine::Spawned { mut group, applied } = spawned.map_err(|e| match e {
