@@ -190,9 +190,9 @@ pub struct Call {
     /// The trace context it continues, if any.
     pub trace: Option<TraceContext>,
     /// The [`fingerprint`] of the input schema the call is checked against
-    /// (empty when no schema is known): a recorded call whose fingerprint
+    /// (`None` until its tool is known): a recorded call whose fingerprint
     /// differs on replay has drifted.
-    pub fingerprint: Arc<str>,
+    pub fingerprint: Option<Arc<str>>,
 }
 
 /// How a shorthand global calls its tool: the guest knows each form's

@@ -283,8 +283,7 @@ impl Dispatcher {
             let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
             (s.cwd.clone(), s.cancel.child_token())
         };
-        let fingerprint = self.p.tools.get(&tool_name).map_or_else(|| Arc::from(""), |r| r.fingerprint.clone());
-        let mut call = Call {
+        let call = Call {
             id: ids::tool_use_id(),
             tool: tool_name,
             input,
@@ -292,21 +291,21 @@ impl Dispatcher {
             cwd,
             budget: CallBudget { started, cancel },
             trace: None,
-            fingerprint,
+            fingerprint: None,
         };
         self.emit(&call.id, &call.tool, Phase::Start, None, started);
         // A call whose future is dropped before it settles (the evaluation
         // ended, was cancelled or stopped) still ends with an error event.
-        let mut unfinished =
-            Unfinished { d: &self, id: call.id.clone(), tool: call.tool.clone(), started, armed: true };
+        let mut unfinished = Unfinished { d: &self, call, armed: true };
         let mut trail = Trail::default();
-        let result = self.run_stages(&mut call, &mut trail).await;
+        let result = self.run_stages(&mut unfinished.call, &mut trail).await;
+        unfinished.armed = false;
         // The input that ran, written before the tool took it; or the input
         // as admission left it, for a call that never ran.
-        let input = trail.ran.unwrap_or_else(|| JsonText::of(&call.input));
-        unfinished.armed = false;
+        let input = trail.ran.unwrap_or_else(|| JsonText::of(&unfinished.call.input));
+        let id = std::mem::take(&mut unfinished.call.id);
+        let tool_name = std::mem::take(&mut unfinished.call.tool);
         drop(unfinished);
-        let Call { id, tool: tool_name, .. } = call;
         let warnings = trail.warnings;
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
@@ -379,6 +378,7 @@ impl Dispatcher {
             )
         })?;
         // 1-4. schema, latch, PreToolUse hooks, permission
+        call.fingerprint = Some(reg.fingerprint.clone());
         self.admit_stages(call, &Gate::Tool { tool: &reg.tool, validator: &reg.input }, &mut trail.warnings).await?;
         let Call { id, tool, input, cwd, budget, .. } = call;
         let (id, tool_name, started, warnings) = (id.as_str(), tool.as_str(), budget.started, &mut trail.warnings);
@@ -538,9 +538,7 @@ impl CallHandler for Arc<Dispatcher> {
 /// dropped before the call settled.
 struct Unfinished<'a> {
     d: &'a Dispatcher,
-    id: String,
-    tool: String,
-    started: Instant,
+    call: Call,
     armed: bool,
 }
 
@@ -548,7 +546,8 @@ impl Drop for Unfinished<'_> {
     fn drop(&mut self) {
         if self.armed {
             let message = "aborted: the evaluation ended, was cancelled or was stopped before the call finished";
-            self.d.emit(&self.id, &self.tool, Phase::Error, Some(message.to_string()), self.started);
+            let c = &self.call;
+            self.d.emit(&c.id, &c.tool, Phase::Error, Some(message.to_string()), c.budget.started);
         }
     }
 }

@@ -89,7 +89,7 @@ impl Dispatcher {
         let started = Instant::now();
         let mut call = Call {
             id: ids::tool_use_id(),
-            fingerprint: fingerprint(&schema).into(),
+            fingerprint: Some(fingerprint(&schema).into()),
             tool,
             input,
             origin: Origin::Model,

@@ -160,11 +160,11 @@ impl Repl {
         SandboxOptions {
             js_memory_limit: self.limits.js_memory,
             js_stack_limit: self.limits.js_stack,
-            tools: bindings.clone(),
+            shorthands: shorthands_for(&bindings),
+            tools: bindings,
             handler: Arc::new(self.dispatcher.clone()),
             ambient: self.ambient.clone(),
             repo_hint: self.repo_hint.clone(),
-            shorthands: shorthands_for(&bindings),
         }
     }
 

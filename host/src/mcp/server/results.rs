@@ -188,26 +188,26 @@ fn bounded_transcript(calls: &[CallRecord], text_cap: usize) -> (Vec<Value>, Opt
     let budget = records_budget(text_cap);
     let mut kept = Vec::new();
     let mut used = 0usize;
-    let mut omitted: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
-    let mut count = 0u64;
+    let mut rest: &[CallRecord] = &[];
     for (i, c) in calls.iter().enumerate() {
         let pair = transcript(std::slice::from_ref(c));
         let bytes: usize = pair.iter().map(|v| v.to_string().len()).sum();
-        if count == 0 && used + bytes <= budget {
-            used += bytes;
-            kept.extend(pair);
-            continue;
+        if used + bytes > budget {
+            rest = &calls[i..];
+            break;
         }
-        for c in &calls[i..] {
-            let e = omitted.entry(c.tool.as_str()).or_default();
-            if c.ok {
-                e.0 += 1;
-            } else {
-                e.1 += 1;
-            }
-            count += 1;
+        used += bytes;
+        kept.extend(pair);
+    }
+    let count = rest.len() as u64;
+    let mut omitted: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
+    for c in rest {
+        let e = omitted.entry(c.tool.as_str()).or_default();
+        if c.ok {
+            e.0 += 1;
+        } else {
+            e.1 += 1;
         }
-        break;
     }
     let summary = (count > 0).then(|| {
         let by_tool: serde_json::Map<String, Value> =
