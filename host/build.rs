@@ -25,9 +25,24 @@ fn main() {
         _ => false,
     };
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let digest = std::fs::read(&component).map(|c| sha2::Sha256::digest(&c).to_vec()).unwrap_or_default();
+    // The wasmtime this build links, as the lock file pins it (snapshots name it).
+    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    println!("cargo::rerun-if-changed={}", lock.display());
+    let wasmtime = std::fs::read_to_string(&lock)
+        .ok()
+        .and_then(|text| {
+            let at = text.find("\nname = \"wasmtime\"\nversion = \"")? + "\nname = \"wasmtime\"\nversion = \"".len();
+            text[at..].split('"').next().map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into());
     let text = format!(
         "/// Whether the build found the embedded precompiled guest compiled from the embedded component.\n\
-         const EMBEDDED_PAIR_VERIFIED: bool = {matches};\n"
+         const EMBEDDED_PAIR_VERIFIED: bool = {matches};\n\
+         /// The SHA-256 of the embedded guest component (empty when the build could not read it).\n\
+         const EMBEDDED_GUEST_SHA256: &[u8] = &{digest:?};\n\
+         /// The wasmtime version this build links (from Cargo.lock).\n\
+         pub const WASMTIME_VERSION: &str = {wasmtime:?};\n"
     );
     std::fs::write(out.join("embedded_pair.rs"), text).expect("write OUT_DIR/embedded_pair.rs");
 }

@@ -122,23 +122,52 @@ static HEAP: Heap = Heap(UnsafeCell::new(Dlmalloc::new_with_allocator(System { t
 
 // SAFETY: forwards to dlmalloc, which upholds `GlobalAlloc`'s contract; the
 // guest is single-threaded and dlmalloc never re-enters the global allocator.
+// While a snapshot runs, allocations come from the snapshot's scratch area
+// instead (which upholds the same contract for the few lists a snapshot
+// moves), so that dlmalloc's state, part of what is copied, stays as it was.
 unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if crate::snapshot::active() {
+            return crate::snapshot::alloc(layout.size(), layout.align());
+        }
         // SAFETY: see the impl.
         unsafe { (*self.0.get()).malloc(layout.size(), layout.align()) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if crate::snapshot::active() {
+            let p = crate::snapshot::alloc(layout.size(), layout.align());
+            if !p.is_null() {
+                // SAFETY: `p` holds `layout.size()` bytes.
+                unsafe { p.write_bytes(0, layout.size()) };
+            }
+            return p;
+        }
         // SAFETY: see the impl.
         unsafe { (*self.0.get()).calloc(layout.size(), layout.align()) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if crate::snapshot::owns(ptr) {
+            return crate::snapshot::free();
+        }
         // SAFETY: see the impl; `ptr` came from this allocator with `layout`.
         unsafe { (*self.0.get()).free(ptr, layout.size(), layout.align()) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if crate::snapshot::active() || crate::snapshot::owns(ptr) {
+            // SAFETY: `new_size` with `layout`'s alignment is a valid layout
+            // (GlobalAlloc::realloc's contract).
+            let new = unsafe { self.alloc(Layout::from_size_align_unchecked(new_size, layout.align())) };
+            if !new.is_null() {
+                // SAFETY: both blocks hold at least the smaller size and do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size)) };
+                // SAFETY: `ptr` came from this allocator with `layout`.
+                unsafe { self.dealloc(ptr, layout) };
+            }
+            return new;
+        }
         // SAFETY: see the impl; `ptr` came from this allocator with `layout`.
         unsafe { (*self.0.get()).realloc(ptr, layout.size(), layout.align(), new_size) }
     }

@@ -441,6 +441,11 @@ fn form_name(form: ShorthandForm) -> &'static str {
     }
 }
 
+/// Whether `init` ran (the runtime is configured).
+pub(crate) fn initialised() -> bool {
+    JS.with(|js| matches!(js.borrow().as_ref(), Some(Js { stage: Stage::Ready(..), .. })))
+}
+
 /// The `eval` export: run one script in the configured sandbox.
 pub(crate) fn eval(script: String) -> EvalOutcome {
     INTERRUPTED.with(|i| i.set(false));

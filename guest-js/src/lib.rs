@@ -12,13 +12,16 @@
 //! - [`managed`]: the managed-globals prelude (`prelude/*.js`) and its Rust half:
 //!   the refresh at the start of every evaluation, tamper detection and poisoning;
 //! - [`eval`]: the runtime's lifecycle (boot, `init`) and the evaluation protocol,
-//!   down to the rendered outcome.
+//!   down to the rendered outcome;
+//! - [`snapshot`]: the guest's memory copied out between evaluations and into a
+//!   fresh instance (with the scratch area the allocator uses meanwhile).
 
 mod alloc;
 mod eval;
 mod heap;
 mod managed;
 mod natives;
+mod snapshot;
 
 wit_bindgen::generate!({ world: "guest", path: "../wit" });
 
@@ -39,11 +42,35 @@ struct Component;
 
 impl Guest for Component {
     fn init(config: Config) -> Result<(), String> {
+        snapshot::leave();
         eval::init(config)
     }
 
     fn eval(script: String) -> EvalOutcome {
+        snapshot::leave();
         eval::eval(script)
+    }
+}
+
+impl exports::wrepl::sandbox::snapshot::Guest for Component {
+    fn begin(restore: bool) -> Result<exports::wrepl::sandbox::snapshot::Layout, String> {
+        snapshot::begin(restore)
+    }
+
+    fn read(offset: u32, len: u32) -> Vec<u8> {
+        snapshot::read(offset, len)
+    }
+
+    fn grow(bytes: u64) -> bool {
+        snapshot::grow(bytes)
+    }
+
+    fn write(offset: u32, bytes: Vec<u8>) -> bool {
+        snapshot::write(offset, bytes)
+    }
+
+    fn end() {
+        snapshot::leave();
     }
 }
 

@@ -25,7 +25,7 @@ use wasmtime_wizer::{InstanceState, SnapshotVal, ValType, Wizer};
 const INIT_FUNC: &str = "wizer-initialize";
 
 /// The guest's host interface (core-module import name).
-const HOST: &str = "wrepl:sandbox/host@0.2.0";
+const HOST: &str = "wrepl:sandbox/host@0.3.0";
 
 struct Booted<'a> {
     store: &'a mut Store<()>,

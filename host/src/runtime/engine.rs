@@ -126,6 +126,11 @@ pub struct SandboxEngine {
     engine: Engine,
     pre: GuestPre<HostState>,
     options: EngineOptions,
+    /// SHA-256 of the guest component (snapshots are bound to it).
+    guest_digest: [u8; 32],
+    /// The memory of a fresh instance, which snapshots are diffs against
+    /// (taken once, the first time a snapshot needs it).
+    baseline: tokio::sync::OnceCell<Arc<super::snapshot::Baseline>>,
     _ticker: Ticker,
 }
 
@@ -178,6 +183,10 @@ impl SandboxEngine {
             c.allocation_strategy(InstanceAllocationStrategy::Pooling(p));
         }
         let engine = Engine::new(&c).map_err(|e| RuntimeError::Engine(boxed(e)))?;
+        let guest_digest = match <[u8; 32]>::try_from(EMBEDDED_GUEST_SHA256) {
+            Ok(d) if std::ptr::eq(component, GUEST_COMPONENT) => d,
+            _ => sha256(component),
+        };
         let ready = if options.precompiled { embedded(&engine, component) } else { None };
         let component = match ready {
             Some(c) => c,
@@ -205,7 +214,16 @@ impl SandboxEngine {
                 })
                 .map_err(|e| RuntimeError::Engine(Box::new(e)))?;
         }
-        Ok(Self { engine, pre, options, _ticker: Ticker { stop } })
+        Ok(Self { engine, pre, options, guest_digest, baseline: Default::default(), _ticker: Ticker { stop } })
+    }
+
+    /// SHA-256 of the guest component this engine runs.
+    pub fn guest_digest(&self) -> [u8; 32] {
+        self.guest_digest
+    }
+
+    pub(crate) fn baseline_cell(&self) -> &tokio::sync::OnceCell<Arc<super::snapshot::Baseline>> {
+        &self.baseline
     }
 
     pub(crate) fn pre(&self) -> &GuestPre<HostState> {

@@ -7,16 +7,18 @@ mod cache;
 mod console;
 mod engine;
 mod host;
+mod snapshot;
 mod tape;
 
 pub use budget::{Budget, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
 pub use engine::{
     precompile_guest, EngineOptions, SandboxEngine, GUEST_COMPONENT, MAX_JS_STACK_LIMIT, PRECOMPILED_CPU,
-    PRECOMPILED_GUEST, PRECOMPILED_TARGET,
+    PRECOMPILED_GUEST, PRECOMPILED_TARGET, WASMTIME_VERSION,
 };
 pub use host::{Ambient, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS};
 pub(crate) use host::{MAX_CALLS_IN_FLIGHT, MAX_REGISTERED_NAME};
+pub use snapshot::{SnapshotError, SnapshotImage};
 pub use tape::{Continuation, Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
 
 use std::sync::Arc;
@@ -259,6 +261,8 @@ pub struct Sandbox {
     guest: bindings::Guest,
     poisoned: Option<Fault>,
     fuel: bool,
+    /// Digest of the configuration `init` got (snapshots are bound to it).
+    config: [u8; 32],
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -270,45 +274,32 @@ impl std::fmt::Debug for Sandbox {
 impl Sandbox {
     /// Instantiate a fresh guest and initialise its JavaScript runtime.
     pub async fn new(engine: &SandboxEngine, options: SandboxOptions) -> Result<Self, RuntimeError> {
-        let mut store = engine.new_store(HostState::new(&options, engine.options()));
+        let mut sandbox = Self::instantiate(engine, &options).await?;
+        let config = init_config(&options);
+        sandbox.store.data_mut().begin_eval(
+            Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
+            CancellationToken::new(),
+            Tape::Off,
+        );
+        let init = sandbox.guest.wrepl_sandbox_repl().call_init(&mut sandbox.store, &config).await;
+        sandbox.store.data_mut().end_eval();
+        match init {
+            Ok(Ok(())) => Ok(sandbox),
+            Ok(Err(msg)) => Err(RuntimeError::GuestInit(msg)),
+            Err(e) => Err(RuntimeError::GuestTrap(boxed(e))),
+        }
+    }
+
+    /// A fresh instance, not initialised (`init` not called).
+    async fn instantiate(engine: &SandboxEngine, options: &SandboxOptions) -> Result<Self, RuntimeError> {
+        let mut store = engine.new_store(HostState::new(options, engine.options()));
         if engine.options().fuel {
             store.set_fuel(u64::MAX).map_err(|e| RuntimeError::Instantiate(boxed(e)))?;
         }
         let guest =
             engine.pre().instantiate_async(&mut store).await.map_err(|e| RuntimeError::Instantiate(boxed(e)))?;
-        let config = types::Config {
-            memory_limit: options.js_memory_limit,
-            stack_limit: options.js_stack_limit.min(MAX_JS_STACK_LIMIT),
-            tools: options
-                .tools
-                .iter()
-                .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
-                .collect(),
-            repo_hint: options.repo_hint.clone(),
-            registered_prefix: REGISTERED_PREFIX.to_string(),
-            calls_in_flight: MAX_CALLS_IN_FLIGHT as u32,
-            shorthands: options
-                .shorthands
-                .iter()
-                .map(|s| types::Shorthand {
-                    global: s.global.to_string(),
-                    form: wit_form(s.form),
-                    tool: s.tool.to_string(),
-                })
-                .collect(),
-        };
-        store.data_mut().begin_eval(
-            Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
-            CancellationToken::new(),
-            Tape::Off,
-        );
-        let init = guest.wrepl_sandbox_repl().call_init(&mut store, &config).await;
-        store.data_mut().end_eval();
-        match init {
-            Ok(Ok(())) => Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel }),
-            Ok(Err(msg)) => Err(RuntimeError::GuestInit(msg)),
-            Err(e) => Err(RuntimeError::GuestTrap(boxed(e))),
-        }
+        let config = snapshot::config_digest(&init_config(options));
+        Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel, config })
     }
 
     /// Why this instance can no longer be used, if it cannot.
@@ -387,6 +378,31 @@ impl Sandbox {
     /// Peak linear memory the guest asked for, in bytes.
     pub fn peak_memory(&self) -> usize {
         self.store.data().peak_memory()
+    }
+}
+
+/// The configuration `init` gets for `options`.
+fn init_config(options: &SandboxOptions) -> types::Config {
+    types::Config {
+        memory_limit: options.js_memory_limit,
+        stack_limit: options.js_stack_limit.min(MAX_JS_STACK_LIMIT),
+        tools: options
+            .tools
+            .iter()
+            .map(|t| types::ToolBinding { name: t.name.clone(), global: t.global.clone() })
+            .collect(),
+        repo_hint: options.repo_hint.clone(),
+        registered_prefix: REGISTERED_PREFIX.to_string(),
+        calls_in_flight: MAX_CALLS_IN_FLIGHT as u32,
+        shorthands: options
+            .shorthands
+            .iter()
+            .map(|s| types::Shorthand {
+                global: s.global.to_string(),
+                form: wit_form(s.form),
+                tool: s.tool.to_string(),
+            })
+            .collect(),
     }
 }
 

@@ -209,6 +209,18 @@ impl HostState {
         self.watch.overdue(grace)
     }
 
+    /// Register `tools` again (a restored snapshot's), validated as when
+    /// the script registered them.
+    pub(crate) fn restore_tools(&mut self, tools: Vec<RegisteredTool>) -> Result<(), String> {
+        let handler = self.calls.handler.clone();
+        for t in tools {
+            let schema = t.input_schema.to_string();
+            let display = t.display_name.unwrap_or_default();
+            self.registry.register(t.name, t.description, schema, display, &|s| handler.check_schema(s))?;
+        }
+        Ok(())
+    }
+
     /// Take the replay observation (divergence, outcome-unknown calls) of the
     /// evaluation that just ended; `None` outside replay mode.
     pub(crate) fn take_replay(&mut self) -> Option<ReplayObservation> {

@@ -9,7 +9,7 @@ use crate::call::REGISTERED_PREFIX;
 pub const MAX_REGISTERED_TOOLS: usize = 100;
 
 /// A tool defined by the script with `registerTool`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RegisteredTool {
     /// Name (the model sees it with [`REGISTERED_PREFIX`] before it).
     pub name: String,
