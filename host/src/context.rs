@@ -145,6 +145,9 @@ pub fn fork_log(store: &dyn LogStore, from: &str, into: &str) -> Result<usize, R
             "the session {from:?} changed while it was being copied; fork it again"
         )));
     }
+    // The snapshots the log names come along (sealed for the new name), so
+    // the fork resumes from them instead of replaying.
+    crate::replay::snapshots::copy(store, from, into, &events)?;
     let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
     store.append(into, &copy)?;
     Ok(copy.len())
@@ -249,6 +252,7 @@ impl ContextManager {
                     crate::repl::verified(&**store, &parent_log)?;
                     let events = store.load(&parent_log)?;
                     store.delete(&name)?;
+                    crate::replay::snapshots::copy(&**store, &parent_log, &name, &events)?;
                     let copy: Vec<_> = events.into_iter().map(|e| (e.block, e.event)).collect();
                     store.append(&name, &copy)?;
                 }

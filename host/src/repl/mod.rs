@@ -344,6 +344,13 @@ impl Repl {
             }
             sess.next_block += 1;
         }
+        // A block that stopped for input ran only in part: replay skips it,
+        // so its state is not one a snapshot may hold.
+        if recorder.is_some() && waiting.is_empty() {
+            if let Err(why) = self.snapshot_if_due(session::block_cost(result.script_ms)).await {
+                result.stderr.push_str(&format!("[wrepl] warning: {why}\n"));
+            }
+        }
         if let Some(note) = reset_note {
             result.stderr.insert_str(0, &format!("[wrepl] note: {note}\n"));
             result.context_reset.get_or_insert(note);

@@ -7,10 +7,13 @@ use std::time::Duration;
 
 use super::{EvalResult, Evaluation, Repl, ReplError, Resumption};
 use crate::budget::HARD_LIMIT;
+use crate::call::to_hex;
 use crate::replay::log::Event;
 use crate::replay::player::{self, Replayed, RestoreReport};
 use crate::replay::recorder::{Lease, SessionRecorder};
+use crate::replay::snapshots::{self, SnapshotRef};
 use crate::replay::store::{LeaseTaken, LogStore, StoreError};
+use crate::runtime::{Recorder, Sandbox, WASMTIME_VERSION};
 
 /// A durable session: its log is replayed when the REPL starts and every
 /// evaluation is appended to it.
@@ -27,13 +30,33 @@ pub struct SessionConfig {
     /// How long to wait for another writer to let go of the session
     /// (`None`: fail at once with "in use").
     pub wait: Option<Duration>,
+    /// Take a snapshot of the context once replaying the blocks since the
+    /// last one would cost about this much ([`DEFAULT_SNAPSHOT_AFTER`]);
+    /// `None`: never take or load snapshots (every resume replays the log).
+    pub snapshot_after: Option<Duration>,
 }
+
+/// The default of [`SessionConfig::snapshot_after`]: a resume replays at
+/// most about this much of the log's history.
+pub const DEFAULT_SNAPSHOT_AFTER: Duration = Duration::from_millis(20);
+
+/// What replaying one block costs besides its guest time (preparing its
+/// code, the evaluation's set-up): about 100 µs measured for a trivial
+/// block, rounded up.
+const BLOCK_REPLAY_OVERHEAD: Duration = Duration::from_micros(120);
 
 impl SessionConfig {
     /// The session `name` in `store`: boundary `main`, refuse a tampered
     /// log, do not wait for another writer.
     pub fn new(name: impl Into<String>, store: Arc<dyn LogStore>) -> Self {
-        Self { name: name.into(), store, boundary: "main".into(), on_tamper: OnTamper::Refuse, wait: None }
+        Self {
+            name: name.into(),
+            store,
+            boundary: "main".into(),
+            on_tamper: OnTamper::Refuse,
+            wait: None,
+            snapshot_after: Some(DEFAULT_SNAPSHOT_AFTER),
+        }
     }
 }
 
@@ -67,6 +90,7 @@ impl std::fmt::Debug for SessionConfig {
             .field("boundary", &self.boundary)
             .field("on_tamper", &self.on_tamper)
             .field("wait", &self.wait)
+            .field("snapshot_after", &self.snapshot_after)
             .finish()
     }
 }
@@ -79,6 +103,12 @@ pub(super) struct ActiveSession {
     pub(super) boundary: String,
     /// Set while the lease is given back: the head the log had then.
     pub(super) released_head: Option<String>,
+    /// The snapshots the log names, oldest first.
+    pub(super) snapshots: Vec<SnapshotRef>,
+    /// What replaying the blocks since the newest snapshot would cost (about).
+    pub(super) since_snapshot: Duration,
+    /// See [`SessionConfig::snapshot_after`].
+    pub(super) snapshot_after: Option<Duration>,
 }
 
 /// `Ok` when `session`'s log verifies (chain and head), else
@@ -145,6 +175,7 @@ impl Repl {
                 _ => None,
             })
             .collect();
+        let named = snapshots::refs(&events);
         let plan = player::plan(events, HARD_LIMIT);
         for b in plan.suspended.iter().filter(|b| !continued.contains(b)) {
             report.notes.push(format!(
@@ -152,10 +183,33 @@ impl Repl {
                  replayed (calls it made before stopping did run)"
             ));
         }
-        for mut block in plan.blocks {
+        // Start from the newest snapshot that checks out; replay the rest.
+        let mut from = None;
+        if cfg.snapshot_after.is_some() {
+            for r in named.iter().rev() {
+                if r.block >= plan.next_block {
+                    report.notes.push(format!("{} names a block the log does not have; not loaded", r.name()));
+                    continue;
+                }
+                match self.restore_snapshot(&*cfg.store, &cfg.name, r).await {
+                    Ok(()) => {
+                        report.snapshot = Some(r.name());
+                        from = Some(r.block);
+                        break;
+                    }
+                    Err(why) => report
+                        .notes
+                        .push(format!("{} was not loaded: {why}; the blocks it covers are replayed instead", r.name())),
+                }
+            }
+        }
+        let mut since_snapshot = Duration::ZERO;
+        for mut block in plan.blocks.into_iter().filter(|b| from.is_none_or(|f| b.number > f)) {
             let tape = std::mem::take(&mut block.tape);
             let ev = Evaluation::replayed(block.code.clone(), block.budget, &self.limits);
+            let started = std::time::Instant::now();
             let (result, observation) = self.run_block(&ev, tape).await?;
+            since_snapshot += started.elapsed();
             let stack = result.error.as_ref().map(|e| e.stack.clone()).unwrap_or_default();
             report.judge(block, Replayed { threw: result.error.is_some(), stack, observation });
         }
@@ -169,8 +223,81 @@ impl Repl {
             next_block,
             boundary: cfg.boundary,
             released_head: None,
+            snapshots: named,
+            since_snapshot,
+            snapshot_after: cfg.snapshot_after,
         });
+        if let Err(why) = self.snapshot_if_due(Duration::ZERO).await {
+            report.notes.push(why);
+        }
         self.restore = Some(report);
+        Ok(())
+    }
+
+    /// Replace the context by the one snapshot `r` of `session` holds, when
+    /// everything it is bound to matches and its row checks out; else why not.
+    async fn restore_snapshot(&mut self, store: &dyn LogStore, session: &str, r: &SnapshotRef) -> Result<(), String> {
+        if r.guest != to_hex(&self.engine.guest_digest()) {
+            return Err("it was taken by another guest build".into());
+        }
+        if r.wasmtime != WASMTIME_VERSION {
+            return Err(format!("it was taken under wasmtime {}, this is {WASMTIME_VERSION}", r.wasmtime));
+        }
+        let options = self.sandbox_options();
+        if r.config != to_hex(&Sandbox::config_digest(&options)) {
+            return Err("it was taken under another configuration (tools, limits or repository hint)".into());
+        }
+        let state = from_hex(&r.state).ok_or("the log records an unreadable state digest")?;
+        let bytes = snapshots::load(store, session, r)?;
+        // The fresh instance made at assembly gives its pool slot back first.
+        self.sandbox = None;
+        match Sandbox::restore(&self.engine, &options, &bytes, &state).await {
+            Ok(sandbox) => {
+                self.sandbox = Some(sandbox);
+                Ok(())
+            }
+            Err(e) => {
+                self.sandbox = Some(Sandbox::new(&self.engine, options).await.map_err(|e| e.to_string())?);
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// Count `cost` (what replaying the block that just ended would cost
+    /// beyond [`BLOCK_REPLAY_OVERHEAD`]) and take a snapshot when replaying
+    /// since the last one would now cost more than the session allows.
+    /// A snapshot that cannot be taken or stored is not an error of the
+    /// evaluation: the log is complete without it. Returns why it failed.
+    pub(super) async fn snapshot_if_due(&mut self, cost: Duration) -> Result<(), String> {
+        let Some(sess) = self.session.as_mut() else { return Ok(()) };
+        let Some(after) = sess.snapshot_after else { return Ok(()) };
+        if sess.next_block == 0 {
+            return Ok(());
+        }
+        sess.since_snapshot += cost;
+        if sess.since_snapshot < after {
+            return Ok(());
+        }
+        let Some(sandbox) = self.sandbox.as_mut().filter(|s| s.poisoned().is_none()) else { return Ok(()) };
+        let block = sess.next_block - 1;
+        let image = sandbox.snapshot(&self.engine).await.map_err(|e| format!("no snapshot was taken: {e}"))?;
+        let taken = snapshots::Taken {
+            bytes: &image.bytes,
+            state: image.state,
+            guest: self.engine.guest_digest(),
+            wasmtime: WASMTIME_VERSION,
+            config: sandbox.config_digest_now(),
+        };
+        let event = snapshots::store(&*sess.store, &sess.name, block, &taken)
+            .map_err(|e| format!("the snapshot could not be stored: {e}"))?;
+        sess.recorder.set_block(block);
+        sess.recorder.record(event.clone(), true).map_err(|e| format!("the snapshot could not be logged: {e}"))?;
+        if let Event::Snapshot { state, digest, guest, wasmtime, config, .. } = event {
+            sess.snapshots.push(SnapshotRef { block, state, digest, guest, wasmtime, config });
+        }
+        sess.since_snapshot = Duration::ZERO;
+        snapshots::prune(&*sess.store, &sess.name, &sess.snapshots)
+            .map_err(|e| format!("older snapshots could not be removed: {e}"))?;
         Ok(())
     }
 
@@ -245,4 +372,22 @@ impl Repl {
         }
         self.eval_block(ev, Some((block, prefix, calls))).await
     }
+}
+
+/// The replay cost of a block that took `script_ms` of guest time.
+pub(super) fn block_cost(script_ms: f64) -> Duration {
+    Duration::from_secs_f64((script_ms / 1000.0).max(0.0)) + BLOCK_REPLAY_OVERHEAD
+}
+
+/// 32 bytes from 64 hex characters.
+fn from_hex(text: &str) -> Option<[u8; 32]> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks(2).enumerate() {
+        out[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(out)
 }

@@ -11,5 +11,6 @@ pub mod player;
 mod postgres;
 pub(crate) mod recorder;
 pub mod render;
+pub mod snapshots;
 mod sqlite;
 pub mod store;

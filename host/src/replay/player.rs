@@ -82,8 +82,12 @@ pub struct RestoreReport {
     pub blocks: Vec<BlockVerdict>,
     /// One-line summary.
     pub summary: String,
-    /// What else resuming did: a lease takeover, a tampered log set aside.
+    /// What else resuming did: a lease takeover, a tampered log set aside,
+    /// a snapshot that could not be loaded.
     pub notes: Vec<String>,
+    /// The snapshot the context was restored from (the blocks it covers
+    /// were not replayed), when one was.
+    pub snapshot: Option<String>,
 }
 
 /// What re-evaluating one block gave.
@@ -112,7 +116,7 @@ pub fn suspended_block(events: &[StoredEvent], block: u64) -> Option<(String, Ve
         match &e.event {
             Event::Begin { code: c, .. } => code = Some(c.clone()),
             Event::Suspended { calls } => waiting = Some(calls.clone()),
-            Event::End { .. } | Event::Takeover { .. } | Event::Continues { .. } => {}
+            Event::End { .. } | Event::Takeover { .. } | Event::Continues { .. } | Event::Snapshot { .. } => {}
             other => body.push(other.clone()),
         }
     }
@@ -168,8 +172,9 @@ pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
             match e {
                 Event::Begin { code: c, .. } => code = Some(c),
                 Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
-                // A lease takeover is a note of the store, not a boundary event.
-                Event::Takeover { .. } | Event::Continues { .. } => {}
+                // A lease takeover and a snapshot are notes beside the
+                // evaluation, not boundary events.
+                Event::Takeover { .. } | Event::Continues { .. } | Event::Snapshot { .. } => {}
                 Event::Suspended { .. } => suspended = true,
                 other => body.push(other),
             }
@@ -246,8 +251,9 @@ impl RestoreReport {
     pub fn summarize(&mut self) {
         let count = |v: Verdict| self.blocks.iter().filter(|b| b.verdict == v).count();
         let unknown: usize = self.blocks.iter().map(|b| b.outcome_unknown.len()).sum();
+        let from = self.snapshot.as_ref().map(|s| format!("from {s}, then ")).unwrap_or_default();
         self.summary = format!(
-            "restored {} block(s): {} ok, {} threw, {} drift; {} call(s) with unknown outcome",
+            "restored {from}{} block(s): {} ok, {} threw, {} drift; {} call(s) with unknown outcome",
             self.blocks.len(),
             count(Verdict::Ok),
             count(Verdict::Threw),

@@ -110,6 +110,9 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
                 }
             }
             Event::Takeover { previous } => writeln!(out, "lease taken over from {previous}")?,
+            Event::Snapshot { digest, bytes, .. } => {
+                writeln!(out, "snapshot {} after this block ({bytes} bytes)", &digest[..digest.len().min(12)])?
+            }
             Event::Continues { block: b } => writeln!(out, "  (continues suspended block {b})")?,
             Event::Suspended { calls } => {
                 let list: Vec<String> = calls.iter().map(|c| format!("#{c}")).collect();

@@ -277,6 +277,28 @@ pub struct VerifyReport {
     pub first_bad: Option<BadLink>,
 }
 
+/// A stored snapshot of a session's context (see `replay::snapshots`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSnapshot {
+    /// The block it follows.
+    pub block: u64,
+    /// The seal: HMAC-SHA256 with the store's key over the session, block and digests.
+    pub seal: Vec<u8>,
+    /// The snapshot's bytes.
+    pub data: Vec<u8>,
+}
+
+/// What a session's stored snapshot is, without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotInfo {
+    /// SHA-256 (hex) of its bytes.
+    pub digest: String,
+    /// The block it follows.
+    pub block: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
 /// Durable, append-only storage of replay logs.
 pub trait LogStore: Send + Sync {
     /// Appends `events` (each with its block number) to `session` in one
@@ -392,6 +414,22 @@ pub trait LogStore: Send + Sync {
     fn shared(&self) -> bool {
         false
     }
+
+    /// Store a snapshot of `session`'s context under `digest` (the SHA-256,
+    /// hex, of `data`), replacing one stored under the same digest.
+    fn put_snapshot(&self, session: &str, digest: &str, snapshot: &StoredSnapshot) -> Result<(), StoreError>;
+
+    /// The snapshot of `session` stored under `digest`, if there is one.
+    fn get_snapshot(&self, session: &str, digest: &str) -> Result<Option<StoredSnapshot>, StoreError>;
+
+    /// `session`'s stored snapshots (without their bytes), oldest block first.
+    fn snapshots(&self, session: &str) -> Result<Vec<SnapshotInfo>, StoreError>;
+
+    /// Remove `session`'s snapshots stored under `digests`; how many were removed.
+    fn delete_snapshots(&self, session: &str, digests: &[String]) -> Result<u64, StoreError>;
+
+    /// The sessions that have stored snapshots (for `wrepl gc`), by name.
+    fn snapshot_sessions(&self) -> Result<Vec<String>, StoreError>;
 
     /// The file the store keeps its data in, when it has one (absolute):
     /// wrepl protects it (and its `-wal`, `-shm` and `-journal` siblings)

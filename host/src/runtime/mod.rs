@@ -365,6 +365,17 @@ impl Sandbox {
         }
     }
 
+    /// The digest of the configuration a sandbox built with `options` gets
+    /// (a snapshot is only restored under the one it was taken under).
+    pub fn config_digest(options: &SandboxOptions) -> [u8; 32] {
+        snapshot::config_digest(&init_config(options))
+    }
+
+    /// The digest of this sandbox's configuration.
+    pub fn config_digest_now(&self) -> [u8; 32] {
+        self.config
+    }
+
     /// Tools the script registered, by name.
     pub fn registered_tools(&self) -> Vec<RegisteredTool> {
         self.store.data().registry.tools().cloned().collect()

@@ -8,8 +8,8 @@ use postgres::types::Type;
 use super::super::log::{Event, StoredEvent, LOG_VERSION};
 use super::super::sqlite::{check_chain, lease_lost, orphans_report, stale};
 use super::super::store::{
-    now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, StoreError, VerifyReport,
-    MAX_SESSION_NAME,
+    now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, SnapshotInfo, StoreError,
+    StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
 };
 use super::append::{append_in, owned};
 use super::lease::{put_lease, read_lease};
@@ -299,6 +299,8 @@ impl LogStore for PostgresStore {
                 n += 1;
             };
             tx.execute("UPDATE wrepl_events SET session = $1 WHERE session = $2", &[&target, &s]).map_err(db)?;
+            // Snapshots are sealed to the name and never loaded for a log set aside.
+            tx.execute("DELETE FROM wrepl_snapshots WHERE session = $1", &[&s]).map_err(db)?;
             let moved =
                 tx.execute("UPDATE wrepl_sessions SET name = $1 WHERE name = $2", &[&target, &s]).map_err(db)?;
             if moved == 0 {
@@ -326,7 +328,74 @@ impl LogStore for PostgresStore {
             tx.execute("DELETE FROM wrepl_events WHERE session = $1", &[&s]).map_err(db)?;
             tx.execute("DELETE FROM wrepl_sessions WHERE name = $1", &[&s]).map_err(db)?;
             tx.execute("DELETE FROM wrepl_activity WHERE session = $1", &[&s]).map_err(db)?;
+            tx.execute("DELETE FROM wrepl_snapshots WHERE session = $1", &[&s]).map_err(db)?;
             Ok(())
+        })
+    }
+
+    fn put_snapshot(&self, session: &str, digest: &str, snap: &StoredSnapshot) -> Result<(), StoreError> {
+        validate_session_name(session)?;
+        let (session, digest, snap) = (session.to_string(), digest.to_string(), snap.clone());
+        self.run(move |c| {
+            let block = i64::try_from(snap.block).unwrap_or(i64::MAX);
+            let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+            c.execute(
+                "INSERT INTO wrepl_snapshots(session, digest, block, seal, data, created_ms) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (session, digest) DO UPDATE SET block = EXCLUDED.block, seal = EXCLUDED.seal,
+                 data = EXCLUDED.data, created_ms = EXCLUDED.created_ms",
+                &[&session, &digest, &block, &snap.seal, &snap.data, &now],
+            )
+            .map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn get_snapshot(&self, session: &str, digest: &str) -> Result<Option<StoredSnapshot>, StoreError> {
+        let (session, digest) = (session.to_string(), digest.to_string());
+        self.run(move |c| {
+            let row = c
+                .query_opt(
+                    "SELECT block, seal, data FROM wrepl_snapshots WHERE session = $1 AND digest = $2",
+                    &[&session, &digest],
+                )
+                .map_err(db)?;
+            Ok(row.map(|r| StoredSnapshot { block: r.get::<_, i64>(0).max(0) as u64, seal: r.get(1), data: r.get(2) }))
+        })
+    }
+
+    fn snapshots(&self, session: &str) -> Result<Vec<SnapshotInfo>, StoreError> {
+        let session = session.to_string();
+        self.run(move |c| {
+            let rows = c
+                .query(
+                    "SELECT digest, block, octet_length(data)::BIGINT FROM wrepl_snapshots WHERE session = $1
+                     ORDER BY block, created_ms",
+                    &[&session],
+                )
+                .map_err(db)?;
+            Ok(rows
+                .iter()
+                .map(|r| SnapshotInfo {
+                    digest: r.get(0),
+                    block: r.get::<_, i64>(1).max(0) as u64,
+                    bytes: r.get::<_, i64>(2).max(0) as u64,
+                })
+                .collect())
+        })
+    }
+
+    fn delete_snapshots(&self, session: &str, digests: &[String]) -> Result<u64, StoreError> {
+        let (session, digests) = (session.to_string(), digests.to_vec());
+        self.run(move |c| {
+            c.execute("DELETE FROM wrepl_snapshots WHERE session = $1 AND digest = ANY($2)", &[&session, &digests])
+                .map_err(db)
+        })
+    }
+
+    fn snapshot_sessions(&self) -> Result<Vec<String>, StoreError> {
+        self.run(move |c| {
+            let rows = c.query("SELECT DISTINCT session FROM wrepl_snapshots ORDER BY session", &[]).map_err(db)?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
         })
     }
 

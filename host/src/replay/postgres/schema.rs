@@ -37,6 +37,14 @@ const CREATE: &str = "
         heartbeat_ms BIGINT);
     CREATE TABLE IF NOT EXISTS wrepl_secrets(name TEXT PRIMARY KEY, value BYTEA NOT NULL);
     CREATE TABLE IF NOT EXISTS wrepl_activity(session TEXT PRIMARY KEY, at_ms BIGINT NOT NULL);
+    CREATE TABLE IF NOT EXISTS wrepl_snapshots(
+        session TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        block BIGINT NOT NULL,
+        seal BYTEA NOT NULL,
+        data BYTEA NOT NULL,
+        created_ms BIGINT NOT NULL,
+        PRIMARY KEY(session, digest));
     CREATE OR REPLACE FUNCTION wrepl_append_leased(
         p_session TEXT, p_owner TEXT, p_head_events BIGINT, p_head_hash TEXT,
         p_seqs BIGINT[], p_blocks BIGINT[], p_jsons TEXT[], p_hashes TEXT[], p_release BOOLEAN) RETURNS TEXT AS $$

@@ -8,8 +8,8 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::super::log::{Event, StoredEvent, LOG_VERSION};
 use super::super::store::{
-    now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, StoreError, VerifyReport,
-    MAX_SESSION_NAME,
+    now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, SnapshotInfo, StoreError,
+    StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
 };
 use super::append::{append_in, encode};
 use super::lease::{lease_lost, read_lease, stale};
@@ -131,6 +131,8 @@ impl LogStore for SqliteStore {
             n += 1;
         };
         tx.execute("UPDATE events SET session = ?1 WHERE session = ?2", [&target, session])?;
+        // Snapshots are sealed to the name and never loaded for a log set aside.
+        tx.execute("DELETE FROM snapshots WHERE session = ?1", [session])?;
         let moved = tx.execute("UPDATE sessions SET name = ?1 WHERE name = ?2", [&target, session])?;
         if moved == 0 {
             // Orphaned events: list them (with an empty head, so they keep
@@ -229,8 +231,65 @@ impl LogStore for SqliteStore {
         tx.execute("DELETE FROM events WHERE session = ?1", [session])?;
         tx.execute("DELETE FROM sessions WHERE name = ?1", [session])?;
         tx.execute("DELETE FROM activity WHERE session = ?1", [session])?;
+        tx.execute("DELETE FROM snapshots WHERE session = ?1", [session])?;
         tx.commit()?;
         Ok(())
+    }
+
+    fn put_snapshot(&self, session: &str, digest: &str, snap: &StoredSnapshot) -> Result<(), StoreError> {
+        validate_session_name(session)?;
+        let block = i64::try_from(snap.block).unwrap_or(i64::MAX);
+        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        self.lock().execute(
+            "INSERT OR REPLACE INTO snapshots(session, digest, block, seal, data, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![session, digest, block, &snap.seal, &snap.data, now],
+        )?;
+        Ok(())
+    }
+
+    fn get_snapshot(&self, session: &str, digest: &str) -> Result<Option<StoredSnapshot>, StoreError> {
+        let conn = self.lock();
+        let row = conn
+            .query_row(
+                "SELECT block, seal, data FROM snapshots WHERE session = ?1 AND digest = ?2",
+                [session, digest],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?, r.get::<_, Vec<u8>>(2)?)),
+            )
+            .optional()?;
+        Ok(row.map(|(block, seal, data)| StoredSnapshot { block: block.max(0) as u64, seal, data }))
+    }
+
+    fn snapshots(&self, session: &str) -> Result<Vec<SnapshotInfo>, StoreError> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(
+            "SELECT digest, block, length(data) FROM snapshots WHERE session = ?1 ORDER BY block, created_ms",
+        )?;
+        let rows = stmt.query_map([session], |r| {
+            Ok(SnapshotInfo {
+                digest: r.get(0)?,
+                block: r.get::<_, i64>(1)?.max(0) as u64,
+                bytes: r.get::<_, i64>(2)?.max(0) as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    fn delete_snapshots(&self, session: &str, digests: &[String]) -> Result<u64, StoreError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut n = 0;
+        for d in digests {
+            n += tx.execute("DELETE FROM snapshots WHERE session = ?1 AND digest = ?2", [session, d])? as u64;
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    fn snapshot_sessions(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare("SELECT DISTINCT session FROM snapshots ORDER BY session")?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     fn secret(&self, name: &str) -> Result<Vec<u8>, StoreError> {

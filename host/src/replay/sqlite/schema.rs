@@ -88,11 +88,21 @@ impl SqliteStore {
                 }
             }
         }
-        // Not part of the log's schema: servers' keys and when each session
-        // was last used (read by nothing that verifies or replays a log).
+        // Not part of the log's schema: servers' keys, when each session
+        // was last used, and snapshots of contexts (caches of replay, each
+        // sealed and named by a chain event; read by nothing that verifies
+        // a log).
         tx.execute_batch(
             "CREATE TABLE IF NOT EXISTS secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL);
-             CREATE TABLE IF NOT EXISTS activity(session TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);",
+             CREATE TABLE IF NOT EXISTS activity(session TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS snapshots(
+                 session TEXT NOT NULL,
+                 digest TEXT NOT NULL,
+                 block INTEGER NOT NULL,
+                 seal BLOB NOT NULL,
+                 data BLOB NOT NULL,
+                 created_ms INTEGER NOT NULL,
+                 PRIMARY KEY(session, digest));",
         )?;
         tx.commit()?;
         Ok(Self { conn: Mutex::new(conn), path: None })

@@ -30,6 +30,7 @@ pub(crate) fn describe(e: Option<&Event>) -> String {
         Some(Event::Takeover { .. }) => "a lease takeover".into(),
         Some(Event::Suspended { .. }) => "a suspension for input".into(),
         Some(Event::Continues { .. }) => "a continuation".into(),
+        Some(Event::Snapshot { .. }) => "a snapshot".into(),
     }
 }
 

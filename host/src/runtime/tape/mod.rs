@@ -116,6 +116,26 @@ pub enum Event {
         /// The suspended block's number.
         block: u64,
     },
+    /// A snapshot of the context was stored after this event's block (its
+    /// state once that block ended). Written between blocks, not part of
+    /// any evaluation's tape; the snapshot itself is stored beside the log,
+    /// sealed with the store's key, and is only loaded when all of these
+    /// match.
+    Snapshot {
+        /// SHA-256 (hex) of the state it holds; replay reaching this block
+        /// must arrive at the same digest.
+        state: String,
+        /// SHA-256 (hex) of the stored bytes.
+        digest: String,
+        /// SHA-256 (hex) of the guest component that took it.
+        guest: String,
+        /// The wasmtime version that ran it.
+        wasmtime: String,
+        /// SHA-256 (hex) of the sandbox configuration it was taken under.
+        config: String,
+        /// Bytes stored.
+        bytes: u64,
+    },
 }
 
 /// Why a [`Recorder`] could not record an event.
