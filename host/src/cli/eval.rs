@@ -154,8 +154,13 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         Some(w) if w.is_nan() || w < 0.0 => anyhow::bail!("invalid input: --wait must be a number of seconds"),
         Some(w) => Some(std::time::Duration::try_from_secs_f64(w).unwrap_or(std::time::Duration::MAX)),
     };
-    let session =
-        session.log(&store)?.map(|(name, store)| SessionConfig { on_tamper, wait, ..SessionConfig::new(name, store) });
+    let snapshot_after = session.snapshot_after();
+    let session = session.log(&store)?.map(|(name, store)| SessionConfig {
+        on_tamper,
+        wait,
+        snapshot_after,
+        ..SessionConfig::new(name, store)
+    });
     let timeout = super::timeout_flag(timeout.as_deref())?;
     if text_cap == 0 {
         anyhow::bail!("invalid input: --text-cap must be at least 1");

@@ -9,7 +9,7 @@ use wrepl::replay::render::render_log;
 use wrepl::replay::store::LogStore;
 use wrepl::text::terminal_safe;
 
-use super::StoreArgs;
+use super::{builder, default_engine, PolicyArgs, StoreArgs};
 
 /// The subcommands of `wrepl log`.
 #[derive(Subcommand)]
@@ -26,6 +26,14 @@ pub(crate) enum LogCommand {
     Verify {
         /// Session name.
         name: String,
+        /// Also replay the whole log from nothing and check, at every snapshot the log names, that
+        /// replay reaches the state the snapshot holds and that its stored row checks out (exit 1
+        /// when one does not). Give the tool flags the session runs with: a snapshot is bound to them.
+        #[arg(long)]
+        replay: bool,
+        /// Tools, workspace and permissions (with --replay: those the session runs with).
+        #[command(flatten)]
+        policy: PolicyArgs,
         /// Where the session is stored.
         #[command(flatten)]
         store: StoreArgs,
@@ -41,7 +49,22 @@ pub(crate) enum LogCommand {
 /// Run a `wrepl log` subcommand: exit 1 when `verify` finds the chain
 /// broken; an error (exit 2) for a store or session that does not exist.
 /// Output ends quietly when the reader goes away (`| head`).
-pub(crate) fn run(cmd: LogCommand) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(cmd: LogCommand) -> anyhow::Result<ExitCode> {
+    let cmd = match cmd {
+        LogCommand::Verify { name, replay: true, policy, store } => {
+            let chain = print(LogCommand::Verify {
+                name: name.clone(),
+                replay: false,
+                policy: policy.clone(),
+                store: store.clone(),
+            })?;
+            if chain != ExitCode::SUCCESS {
+                return Ok(chain);
+            }
+            return verify_replay(&name, &policy, &store).await;
+        }
+        other => other,
+    };
     match print(cmd) {
         Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {
             Ok(ExitCode::SUCCESS)
@@ -70,7 +93,7 @@ fn print(cmd: LogCommand) -> anyhow::Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
-        LogCommand::Verify { name, store } => {
+        LogCommand::Verify { name, store, .. } => {
             let store = store.open_existing_store()?;
             existing(&*store, &name)?;
             let r = store.verify(&name)?;
@@ -102,4 +125,37 @@ fn print(cmd: LogCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `log verify --replay`: replay the whole log in a context with the
+/// session's tools (recording nothing) and check every snapshot it names.
+async fn verify_replay(name: &str, policy: &PolicyArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let log = store.open_existing_store()?;
+    // The session's own calls are answered from its log: no downstream
+    // server is connected, and nothing runs.
+    let mut repl = builder(policy, &None, default_engine(false, Some(super::ONE_CONTEXT_SLOTS))?)?.build().await?;
+    let (report, checks) = repl.verify_replay(&*log, name).await?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "session {name}: replayed from nothing: {}", terminal_safe(&report.summary))?;
+    for b in report.blocks.iter().filter(|b| b.verdict == wrepl::replay::player::Verdict::Drift) {
+        writeln!(out, "  {}", terminal_safe(&b.describe()))?;
+    }
+    let mut bad = 0;
+    for c in &checks {
+        match &c.problem {
+            None if c.stored => writeln!(out, "  {}: replay reaches the state it holds; its row checks out", c.name)?,
+            None => writeln!(
+                out,
+                "  {}: replay reaches the state it holds (its row was removed: newer ones replace it)",
+                c.name
+            )?,
+            Some(p) => {
+                bad += 1;
+                writeln!(out, "  {}: {}", c.name, terminal_safe(p))?;
+            }
+        }
+    }
+    writeln!(out, "{} snapshot(s) checked, {bad} with a problem", checks.len())?;
+    out.flush()?;
+    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

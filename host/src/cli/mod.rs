@@ -103,7 +103,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args).await,
         Command::Types(args) => types::run(args).await,
         Command::Doctor(args) => doctor::run(args),
-        Command::Log { command } => log::run(command),
+        Command::Log { command } => log::run(command).await,
         Command::Store { command } => store::run(command),
     }
 }
@@ -252,9 +252,36 @@ pub(crate) struct SessionArgs {
     /// apart from it. Only for a session that has no log yet; later runs use --session alone.
     #[arg(long, value_name = "FROM")]
     fork: Option<String>,
+    /// Snapshot the context once replaying the blocks since the last snapshot would take about MS
+    /// milliseconds (default 20; 0: after every block), so that resuming loads the snapshot and
+    /// replays only the blocks after it. `never`: no snapshots are taken or loaded.
+    #[arg(long = "snapshot-after", value_name = "MS", value_parser = parse_snapshot_after)]
+    snapshot_after: Option<SnapshotAfter>,
+}
+
+/// `--snapshot-after`: a number of milliseconds, or `never`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SnapshotAfter(Option<std::time::Duration>);
+
+fn parse_snapshot_after(s: &str) -> Result<SnapshotAfter, String> {
+    if s == "never" {
+        return Ok(SnapshotAfter(None));
+    }
+    match s.parse::<u64>() {
+        Ok(ms) if ms <= 3_600_000 => Ok(SnapshotAfter(Some(std::time::Duration::from_millis(ms)))),
+        _ => Err(format!("{s:?} is not a number of milliseconds from 0 to 3600000, nor `never`")),
+    }
 }
 
 impl SessionArgs {
+    /// The session's snapshot policy ([`wrepl::SessionConfig::snapshot_after`]).
+    pub(crate) fn snapshot_after(&self) -> Option<std::time::Duration> {
+        match self.snapshot_after {
+            Some(SnapshotAfter(after)) => after,
+            None => Some(wrepl::SessionConfig::DEFAULT_SNAPSHOT_AFTER),
+        }
+    }
+
     /// The log to record into (forking it first when asked), or `None`
     /// without `--session`.
     pub(crate) fn log(&self, store: &StoreArgs) -> anyhow::Result<Option<(String, Arc<dyn LogStore>)>> {

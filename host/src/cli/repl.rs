@@ -113,7 +113,9 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(PathBuf::from(p)),
         None => default_history(),
     };
-    let session_config = session.log(&store)?.map(|(name, store)| SessionConfig::new(name, store));
+    let snapshot_after = session.snapshot_after();
+    let session_config =
+        session.log(&store)?.map(|(name, store)| SessionConfig { snapshot_after, ..SessionConfig::new(name, store) });
     let mcp = downstream(&policy).await?;
     let (approver, mut asks) = TerminalApprover::new();
     let mut template =

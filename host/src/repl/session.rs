@@ -11,7 +11,7 @@ use crate::call::to_hex;
 use crate::replay::log::Event;
 use crate::replay::player::{self, Replayed, RestoreReport};
 use crate::replay::recorder::{Lease, SessionRecorder};
-use crate::replay::snapshots::{self, SnapshotRef};
+use crate::replay::snapshots::{self, SnapshotCheck, SnapshotRef};
 use crate::replay::store::{LeaseTaken, LogStore, StoreError};
 use crate::runtime::{Recorder, Sandbox, WASMTIME_VERSION};
 
@@ -31,14 +31,10 @@ pub struct SessionConfig {
     /// (`None`: fail at once with "in use").
     pub wait: Option<Duration>,
     /// Take a snapshot of the context once replaying the blocks since the
-    /// last one would cost about this much ([`DEFAULT_SNAPSHOT_AFTER`]);
+    /// last one would cost about this much ([`SessionConfig::DEFAULT_SNAPSHOT_AFTER`]);
     /// `None`: never take or load snapshots (every resume replays the log).
     pub snapshot_after: Option<Duration>,
 }
-
-/// The default of [`SessionConfig::snapshot_after`]: a resume replays at
-/// most about this much of the log's history.
-pub const DEFAULT_SNAPSHOT_AFTER: Duration = Duration::from_millis(20);
 
 /// What replaying one block costs besides its guest time (preparing its
 /// code, the evaluation's set-up): about 100 µs measured for a trivial
@@ -46,6 +42,10 @@ pub const DEFAULT_SNAPSHOT_AFTER: Duration = Duration::from_millis(20);
 const BLOCK_REPLAY_OVERHEAD: Duration = Duration::from_micros(120);
 
 impl SessionConfig {
+    /// The default of [`SessionConfig::snapshot_after`]: a resume replays at
+    /// most about this much of the log's history.
+    pub const DEFAULT_SNAPSHOT_AFTER: Duration = Duration::from_millis(20);
+
     /// The session `name` in `store`: boundary `main`, refuse a tampered
     /// log, do not wait for another writer.
     pub fn new(name: impl Into<String>, store: Arc<dyn LogStore>) -> Self {
@@ -55,7 +55,7 @@ impl SessionConfig {
             boundary: "main".into(),
             on_tamper: OnTamper::Refuse,
             wait: None,
-            snapshot_after: Some(DEFAULT_SNAPSHOT_AFTER),
+            snapshot_after: Some(Self::DEFAULT_SNAPSHOT_AFTER),
         }
     }
 }
@@ -234,6 +234,96 @@ impl Repl {
         Ok(())
     }
 
+    /// Replay `session`'s whole log from nothing in this context (which must
+    /// record no session), checking at every snapshot the log names that
+    /// replay reached the state the snapshot holds, and that its row is
+    /// there and checks out (`wrepl log verify --replay`). A difference is
+    /// non-determinism (a bug), reported with its block. The log is
+    /// verified first; nothing is recorded.
+    pub async fn verify_replay(
+        &mut self,
+        store: &dyn LogStore,
+        session: &str,
+    ) -> Result<(RestoreReport, Vec<SnapshotCheck>), ReplError> {
+        if self.session.is_some() {
+            return Err(ReplError::InvalidInput("verify_replay needs a context that records no session".into()));
+        }
+        verified(store, session)?;
+        let events = store.load(session)?;
+        let named = snapshots::refs(&events);
+        let plan = player::plan(events, HARD_LIMIT);
+        let mut report = RestoreReport::default();
+        let mut checks = Vec::new();
+        let config = to_hex(&Sandbox::config_digest(&self.sandbox_options()));
+        let mut pending = named.iter().enumerate().peekable();
+        // The rows of all but the newest few are removed as new ones come.
+        let kept_from = named.len().saturating_sub(snapshots::KEEP);
+        // Snapshots taken before the first block that is replayed (after a
+        // suspended block 0, say) are checked against a fresh context.
+        let mut check_up_to = async |repl: &mut Self, upto: u64, checks: &mut Vec<SnapshotCheck>| {
+            while let Some((i, r)) = pending.next_if(|(_, r)| r.block <= upto) {
+                let problem = repl.check_snapshot(store, session, r, &config, i >= kept_from).await;
+                let stored = matches!(store.get_snapshot(session, &r.digest), Ok(Some(_)));
+                checks.push(SnapshotCheck { name: r.name(), block: r.block, stored, problem });
+            }
+        };
+        for mut block in plan.blocks {
+            if block.number > 0 {
+                check_up_to(self, block.number - 1, &mut checks).await;
+            }
+            let tape = std::mem::take(&mut block.tape);
+            let ev = Evaluation::replayed(block.code.clone(), block.budget, &self.limits);
+            let (result, observation) = self.run_block(&ev, tape).await?;
+            let stack = result.error.as_ref().map(|e| e.stack.clone()).unwrap_or_default();
+            report.judge(block, Replayed { threw: result.error.is_some(), stack, observation });
+        }
+        check_up_to(self, u64::MAX, &mut checks).await;
+        report.summarize();
+        Ok((report, checks))
+    }
+
+    /// What is wrong with snapshot `r` given the context's state now (the
+    /// state replay reached at its block); `None` when nothing is.
+    async fn check_snapshot(
+        &mut self,
+        store: &dyn LogStore,
+        session: &str,
+        r: &SnapshotRef,
+        config: &str,
+        newest: bool,
+    ) -> Option<String> {
+        if r.guest != to_hex(&self.engine.guest_digest()) || r.wasmtime != WASMTIME_VERSION {
+            return Some(format!(
+                "taken by another guest build or wasmtime ({}); it cannot be checked here (and is never loaded here)",
+                r.wasmtime
+            ));
+        }
+        if r.config != config {
+            return Some("taken under another configuration: verify with the tool flags the session runs with".into());
+        }
+        let row = snapshots::load(store, session, r).err();
+        let sandbox = match self.ensure_sandbox().await {
+            Ok(_) => self.sandbox.as_mut()?,
+            Err(e) => return Some(format!("no context to compare: {e}")),
+        };
+        match sandbox.snapshot(&self.engine).await {
+            Ok(image) if to_hex(&image.state) == r.state => match row {
+                // Only the newest few are kept; the chain still names the others.
+                Some(_) if !newest => None,
+                Some(why) => Some(format!("replay reaches the state it holds, but its row: {why}")),
+                None => None,
+            },
+            Ok(image) => Some(format!(
+                "NON-DETERMINISM: replay reached state {} after block {}, the snapshot holds {}; please report this \
+                 with the block's code",
+                &to_hex(&image.state)[..12],
+                r.block,
+                &r.state[..r.state.len().min(12)]
+            )),
+            Err(e) => Some(format!("the replayed context could not be snapshotted: {e}")),
+        }
+    }
+
     /// Replace the context by the one snapshot `r` of `session` holds, when
     /// everything it is bound to matches and its row checks out; else why not.
     async fn restore_snapshot(&mut self, store: &dyn LogStore, session: &str, r: &SnapshotRef) -> Result<(), String> {
@@ -275,7 +365,7 @@ impl Repl {
             return Ok(());
         }
         sess.since_snapshot += cost;
-        if sess.since_snapshot < after {
+        if sess.since_snapshot < after || sess.snapshots.last().is_some_and(|r| r.block + 1 == sess.next_block) {
             return Ok(());
         }
         let Some(sandbox) = self.sandbox.as_mut().filter(|s| s.poisoned().is_none()) else { return Ok(()) };

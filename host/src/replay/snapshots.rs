@@ -159,3 +159,17 @@ pub fn prune(store: &dyn LogStore, session: &str, named: &[SnapshotRef]) -> Resu
     }
     store.delete_snapshots(session, &stale)
 }
+
+/// What replay found at one snapshot the log names (`log verify --replay`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SnapshotCheck {
+    /// The snapshot ([`SnapshotRef::name`]).
+    pub name: String,
+    /// The block it follows.
+    pub block: u64,
+    /// Whether its row is stored (only the newest few are kept).
+    pub stored: bool,
+    /// What is wrong, in one line; `None` when replay reached the state it
+    /// holds and its row checks out.
+    pub problem: Option<String>,
+}
