@@ -122,8 +122,9 @@ pub use tools::{
 pub mod engine {
     pub use crate::runtime::{
         precompile_guest, Ambient, Divergence, EngineOptions, Event, RecordError, Recorder, RegisteredTool,
-        SandboxEngine, ScriptError, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES, GUEST_COMPONENT,
-        MAX_JS_STACK_LIMIT, MAX_REGISTERED_TOOLS, PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET,
+        SandboxEngine, ScriptError, SnapshotError, SnapshotImage, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES,
+        GUEST_COMPONENT, MAX_JS_STACK_LIMIT, MAX_REGISTERED_TOOLS, PRECOMPILED_CPU, PRECOMPILED_GUEST,
+        PRECOMPILED_TARGET, WASMTIME_VERSION,
     };
 }
 

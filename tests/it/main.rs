@@ -29,5 +29,6 @@ mod repl_semantics;
 mod resilience;
 mod sessions;
 mod shell_rules;
+mod snapshots;
 mod terminal;
 mod types;

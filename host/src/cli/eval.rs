@@ -97,7 +97,7 @@ pub(crate) fn print_restore_report(repl: &wrepl::Repl, out: &Output) {
     for note in &r.notes {
         eprintln!("[wrepl] {}", out.safe(note));
     }
-    if !r.blocks.is_empty() {
+    if !r.blocks.is_empty() || r.snapshot.is_some() {
         eprintln!("[wrepl] {}", r.summary);
     }
     for b in

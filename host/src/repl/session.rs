@@ -186,8 +186,9 @@ impl Repl {
         // Start from the newest snapshot that checks out; replay the rest.
         let mut from = None;
         if cfg.snapshot_after.is_some() {
+            let known = |b: u64| plan.blocks.iter().any(|p| p.number == b) || plan.suspended.contains(&b);
             for r in named.iter().rev() {
-                if r.block >= plan.next_block {
+                if !known(r.block) {
                     report.notes.push(format!("{} names a block the log does not have; not loaded", r.name()));
                     continue;
                 }
