@@ -311,3 +311,37 @@ fn nondeterminism_reported(backend: Backend) {
         "{out}"
     );
 }
+
+on_both!(store_gc_removes_the_snapshots_no_log_can_use, gc_removes_unreachable);
+fn gc_removes_unreachable(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = backend.arg();
+    three_blocks(dir.path(), &store);
+    // A row no chain event names, and the rows of a session that is gone.
+    backend.exec(
+        "INSERT INTO snapshots SELECT 'gone', digest, block, seal, data, created_ms FROM snapshots WHERE session = 's'",
+        "INSERT INTO wrepl_snapshots SELECT 'gone', digest, block, seal, data, created_ms FROM wrepl_snapshots WHERE session = 's'",
+    );
+    backend.exec(
+        "INSERT INTO snapshots SELECT session, 'stray', block, seal, data, created_ms FROM snapshots WHERE session = 's' LIMIT 1",
+        "INSERT INTO wrepl_snapshots SELECT session, 'stray', block, seal, data, created_ms FROM wrepl_snapshots WHERE session = 's' LIMIT 1",
+    );
+    let count = |b: &Backend| b.exec("UPDATE snapshots SET block = block", "UPDATE wrepl_snapshots SET block = block");
+    assert_eq!(count(&backend), 7);
+    let (ok, out, err) = run(dir.path(), &store, &["store", "gc", "--dry-run"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("4 unreachable snapshot(s)") && out.contains("to remove"), "{out}");
+    assert_eq!(count(&backend), 7, "a dry run removes nothing");
+    let (ok, out, err) = run(dir.path(), &store, &["store", "gc"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("4 unreachable snapshot(s)") && out.contains("removed"), "{out}");
+    assert_eq!(count(&backend), 3, "the three the log names stay");
+    // And the session still resumes from its newest.
+    let (ok, out, err) = run(dir.path(), &store, &["eval", "--session", "s", "-e", "inc()"]);
+    assert!(ok && out.trim() == "4", "{err}");
+    assert!(err.contains("(after block 2), then 0 block(s)"), "{err}");
+    // Removing the session removes its snapshots.
+    let (ok, _, err) = run(dir.path(), &store, &["store", "gc", "--older-than", "0s"]);
+    assert!(ok, "{err}");
+    assert_eq!(count(&backend), 0);
+}

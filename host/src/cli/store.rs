@@ -28,12 +28,13 @@ pub(crate) enum StoreCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Remove the sessions unused for longer than a duration (`90s`, `30m`,
-    /// `12h`, `7d`). A session a live writer holds is kept.
+    /// Remove the snapshots no session's log can use (those of sessions that are gone, and all but
+    /// the newest few a log names), and with --older-than the sessions unused for longer than a
+    /// duration (`90s`, `30m`, `12h`, `7d`). A session a live writer holds is kept.
     Gc {
-        /// How long a session must have been unused.
+        /// How long a session must have been unused to be removed.
         #[arg(long, value_name = "DURATION", value_parser = parse_age)]
-        older_than: Duration,
+        older_than: Option<Duration>,
         /// Only say what would be removed.
         #[arg(long)]
         dry_run: bool,
@@ -97,34 +98,10 @@ pub(crate) fn run(cmd: StoreCommand) -> anyhow::Result<ExitCode> {
         }
         StoreCommand::Gc { older_than, dry_run, store } => {
             let s = store.open_existing_store()?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0);
-            let cutoff = now.saturating_sub(older_than.as_millis() as u64);
-            let (mut removed, mut kept) = (0, 0);
-            for info in s.sessions()? {
-                let used = s.touched(&info.name)?.unwrap_or(0).max(info.created_at_ms);
-                if used >= cutoff {
-                    continue;
-                }
-                if dry_run {
-                    println!("would remove {}", terminal_safe(&info.name));
-                    removed += 1;
-                    continue;
-                }
-                match s.delete(&info.name) {
-                    Ok(()) => {
-                        println!("removed {}", terminal_safe(&info.name));
-                        removed += 1;
-                    }
-                    Err(e) => {
-                        println!("kept {}: {}", terminal_safe(&info.name), terminal_safe(&e.to_string()));
-                        kept += 1;
-                    }
-                }
+            if let Some(older_than) = older_than {
+                gc_sessions(&*s, older_than, dry_run)?;
             }
-            println!("{removed} session(s) {}, {kept} kept", if dry_run { "to remove" } else { "removed" });
+            gc_snapshots(&*s, dry_run)?;
             Ok(ExitCode::SUCCESS)
         }
         StoreCommand::Copy { from, store } => {
@@ -133,6 +110,61 @@ pub(crate) fn run(cmd: StoreCommand) -> anyhow::Result<ExitCode> {
             copy(&*source, &dest)
         }
     }
+}
+
+/// Remove the sessions unused for longer than `older_than`.
+fn gc_sessions(s: &dyn LogStore, older_than: Duration, dry_run: bool) -> anyhow::Result<()> {
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let cutoff = now.saturating_sub(older_than.as_millis() as u64);
+    let (mut removed, mut kept) = (0, 0);
+    for info in s.sessions()? {
+        let used = s.touched(&info.name)?.unwrap_or(0).max(info.created_at_ms);
+        if used >= cutoff {
+            continue;
+        }
+        if dry_run {
+            println!("would remove {}", terminal_safe(&info.name));
+            removed += 1;
+            continue;
+        }
+        match s.delete(&info.name) {
+            Ok(()) => {
+                println!("removed {}", terminal_safe(&info.name));
+                removed += 1;
+            }
+            Err(e) => {
+                println!("kept {}: {}", terminal_safe(&info.name), terminal_safe(&e.to_string()));
+                kept += 1;
+            }
+        }
+    }
+    println!("{removed} session(s) {}, {kept} kept", if dry_run { "to remove" } else { "removed" });
+    Ok(())
+}
+
+/// Remove the snapshots no log can use: those of sessions that are gone,
+/// those their log does not name, and all but the newest few it does.
+fn gc_snapshots(s: &dyn LogStore, dry_run: bool) -> anyhow::Result<()> {
+    use wrepl::replay::snapshots;
+    let (mut count, mut bytes) = (0u64, 0u64);
+    for session in s.snapshot_sessions()? {
+        let stored = s.snapshots(&session)?;
+        let events = s.load(&session)?;
+        let named = snapshots::refs(&events);
+        let keep: Vec<&str> = named.iter().rev().take(snapshots::KEEP).map(|r| r.digest.as_str()).collect();
+        let stale: Vec<_> = stored.into_iter().filter(|x| !keep.contains(&x.digest.as_str())).collect();
+        if stale.is_empty() {
+            continue;
+        }
+        count += stale.len() as u64;
+        bytes += stale.iter().map(|x| x.bytes).sum::<u64>();
+        if !dry_run {
+            s.delete_snapshots(&session, &stale.iter().map(|x| x.digest.clone()).collect::<Vec<_>>())?;
+        }
+    }
+    println!("{count} unreachable snapshot(s) ({bytes} bytes) {}", if dry_run { "to remove" } else { "removed" });
+    Ok(())
 }
 
 fn copy(source: &dyn LogStore, dest: &Arc<dyn LogStore>) -> anyhow::Result<ExitCode> {
