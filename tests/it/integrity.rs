@@ -167,7 +167,13 @@ fn one_writer(b: Backend) {
     let second = waiter.wait_with_output().unwrap();
     assert!(second.status.success(), "{}", err_text(&second));
     assert_eq!(out(&second).trim(), "second");
-    assert!(err_text(&second).contains("restored 1 block(s): 1 ok"), "{}", err_text(&second));
+    // Restored by replay, or from a snapshot taken after the first block
+    // (when it cost enough guest time to be worth one).
+    let restored = err_text(&second);
+    assert!(
+        restored.contains("restored 1 block(s): 1 ok") || restored.contains("(after block 0), then 0 block(s)"),
+        "{restored}"
+    );
     // Two whole blocks, one after the other, and the chain verifies.
     let o = wrepl_in(dir.path(), &["log", "show", "w", "--store", s]);
     assert!(out(&o).contains("block 0 ") && out(&o).contains("block 1 "), "{}", out(&o));

@@ -86,8 +86,12 @@ impl Layout {
     fn of(l: &GuestLayout) -> Result<Self, SnapshotError> {
         let layout =
             Self { stack: (l.stack_low, l.stack_high), scratch: (l.scratch_low, l.scratch_high), chunk: l.chunk };
-        let aligned = |(lo, hi): (u32, u32)| lo as usize % PAGE == 0 && hi as usize % PAGE == 0 && lo <= hi;
-        if !aligned(layout.stack) || !aligned(layout.scratch) || layout.chunk as usize % PAGE != 0 || layout.chunk == 0
+        let aligned =
+            |(lo, hi): (u32, u32)| (lo as usize).is_multiple_of(PAGE) && (hi as usize).is_multiple_of(PAGE) && lo <= hi;
+        if !aligned(layout.stack)
+            || !aligned(layout.scratch)
+            || !(layout.chunk as usize).is_multiple_of(PAGE)
+            || layout.chunk == 0
         {
             return Err(SnapshotError::Guest(format!("the guest's memory layout is not page-aligned: {layout:?}")));
         }
@@ -394,7 +398,7 @@ impl Sandbox {
             return Err(SnapshotError::Mismatch("another memory layout".into()));
         }
         let memory_bytes = src.u64()?;
-        if memory_bytes % PAGE as u64 != 0 || memory_bytes > engine.options().max_linear_memory as u64 {
+        if !memory_bytes.is_multiple_of(PAGE as u64) || memory_bytes > engine.options().max_linear_memory as u64 {
             return Err(SnapshotError::Malformed(format!("{memory_bytes} bytes of memory")));
         }
         let registry_len = src.u32()? as usize;
