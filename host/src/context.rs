@@ -193,6 +193,19 @@ impl ContextManager {
         self.contexts.get_mut(key).map(|l| &mut l.repl)
     }
 
+    /// Snapshot every live context that records a session and has changed
+    /// since its newest snapshot (before the manager is dropped); one line
+    /// per context that could not be.
+    pub async fn snapshot_all(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        for (key, live) in &mut self.contexts {
+            if let Err(e) = live.repl.snapshot_now().await {
+                failed.push(format!("context {key}: {e}"));
+            }
+        }
+        failed
+    }
+
     /// The linear memory of every live context's guest, in bytes (a
     /// guest's memory never shrinks, so this is what it holds).
     pub fn memory_bytes(&self) -> u64 {

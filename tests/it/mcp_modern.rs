@@ -619,3 +619,105 @@ async fn past_the_memory_bound_the_least_recently_used_context_goes_and_comes_ba
     assert_eq!(replays().await.as_deref(), Some("1"), "the first context was rebuilt once");
     s.child.kill().await.unwrap();
 }
+
+/// The metrics text of a server started with `--metrics 127.0.0.1:0`.
+async fn metrics_of(s: &HttpServer) -> String {
+    let addr = s
+        .stderr
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|l| l.strip_prefix("wrepl: metrics at http://").map(|r| r.trim_end_matches("/metrics").to_string()))
+        .expect("the metrics address is printed");
+    raw_http(&addr, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".to_string()).await.1
+}
+
+#[tokio::test]
+async fn an_idle_context_hibernates_and_its_next_call_wakes_it_from_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &["--metrics", "127.0.0.1:0", "--hibernate-after", "1"]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "let kept = new Map([['k', 41]]); globalThis.bump = () => kept.get('k') + 1; 1"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    // Idle for a second: it is snapshotted and dropped (the sweep runs
+    // every quarter of that, at least every 100 ms).
+    let hibernated = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if metrics_of(&s).await.contains("wrepl_hibernations_total 1") {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(hibernated.is_ok(), "{}", metrics_of(&s).await);
+    // The next call wakes it from the snapshot: its state is there, nothing
+    // was replayed, and the result carries no restore note.
+    let r = call(&c, "repl", json!({"code": "bump()", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    assert!(!text(&r).contains("restored"), "{}", text(&r));
+    let m = metrics_of(&s).await;
+    assert!(m.contains("wrepl_snapshot_resumes_total 1") && m.contains("wrepl_replays_total 0"), "{m}");
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_stopped_server_snapshots_its_contexts_and_the_next_one_resumes_from_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &["--hibernate-after", "0"]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "let n = 20; n + 1"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    drop(c);
+    // SIGTERM: a graceful stop snapshots the live contexts, then exits 0.
+    // (The pid of the server this test spawned and has not reaped.)
+    let pid = s.child.id().expect("running").to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = tokio::time::timeout(Duration::from_secs(60), s.child.wait()).await.expect("it stops").unwrap();
+    assert!(status.success(), "{status:?}: {:?}", s.stderr.lock().unwrap());
+    assert!(s.stderr.lock().unwrap().iter().any(|l| l.contains("stopping: snapshotting the live contexts")));
+    let store = dir.path().join("store.sqlite3");
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let rows: i64 = db.query_row("SELECT COUNT(*) FROM snapshots", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 1, "one context, one snapshot");
+    // A new server continues the context from it.
+    let mut s = server(dir.path(), &["--metrics", "127.0.0.1:0"]).await;
+    let c = connect(&s, &t, modern_client(true, "x")).await;
+    let r = call(&c, "repl", json!({"code": "n * 2", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(40), "{r:?}");
+    assert!(metrics_of(&s).await.contains("wrepl_snapshot_resumes_total 1"));
+    s.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_registered_tools_approval_round_continues_from_a_snapshot_without_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server(dir.path(), &["--metrics", "127.0.0.1:0"]).await;
+    let t = token(dir.path());
+    let c = connect(&s, &t, modern_client(true, "double")).await;
+    let r = call(
+        &c,
+        "repl",
+        json!({"code": "let calls = 0; registerTool('double', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']}, ({n}) => (++calls, n * 2))"}),
+    )
+    .await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    // It asks (always): a round trip for the approval, then the call runs
+    // in the context rebuilt from the snapshot taken before it.
+    let r = call(&c, "eval_registered__double", json!({"n": 21, "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
+    assert!(!text(&r).contains("restored"), "{}", text(&r));
+    let r = call(&c, "repl", json!({"code": "calls", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    let m = metrics_of(&s).await;
+    assert!(m.contains("wrepl_replays_total 0") && m.contains("wrepl_snapshot_resumes_total 1"), "{m}");
+    s.child.kill().await.unwrap();
+}

@@ -74,6 +74,10 @@ pub(crate) struct ServeArgs {
     /// by default; give one to share it otherwise.
     #[arg(long, value_name = "PATH")]
     state_key_file: Option<std::path::PathBuf>,
+    /// Hibernate a REPL context unused for this many seconds: snapshot it into the store and drop it
+    /// from memory, keeping its handle; its next call wakes it from the snapshot. `0`: never.
+    #[arg(long, value_name = "SECONDS", default_value_t = wrepl::mcp::server::DEFAULT_HIBERNATE_AFTER.as_secs())]
+    hibernate_after: u64,
     /// Serve metrics in the Prometheus text format at http://ADDR/metrics
     /// (a listener of its own, without authentication: bind it where only
     /// the monitoring system reaches, e.g. 127.0.0.1:9464).
@@ -104,6 +108,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_context_memory,
         state_key_file,
         metrics,
+        hibernate_after,
     } = args;
     if context_ttl == 0 {
         anyhow::bail!("--context-ttl must be at least 1 second");
@@ -160,7 +165,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.context_ttl = std::time::Duration::from_secs(context_ttl);
     options.live_limits = live_limits;
     options.state_key = state_key;
+    options.hibernate_after = (hibernate_after > 0).then(|| std::time::Duration::from_secs(hibernate_after));
     let options = Arc::new(options);
+    options.spawn_hibernation();
     let metrics_stop = tokio_util::sync::CancellationToken::new();
     if let Some(addr) = metrics {
         // Bound now, so that an address in use is an error at start.
@@ -177,9 +184,18 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let _stop_metrics = metrics_stop.drop_guard();
     match (http, security) {
         (Some(addr), Some((security, source))) => {
-            // Runs until the process is stopped (the store is crash-safe).
+            // Runs until SIGTERM or SIGINT (the store is crash-safe: a
+            // killed server loses nothing, its contexts come back by replay).
             let shutdown = tokio_util::sync::CancellationToken::new();
-            serve_http(options, addr, security, shutdown, |a| {
+            {
+                let shutdown = shutdown.clone();
+                tokio::spawn(async move {
+                    stop_signal().await;
+                    eprintln!("wrepl: stopping: snapshotting the live contexts");
+                    shutdown.cancel();
+                });
+            }
+            serve_http(options.clone(), addr, security, shutdown, |a| {
                 announce(&source, a);
                 eprintln!("wrepl: serving MCP at http://{a}/mcp");
             })
@@ -195,13 +211,33 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                      interactive REPL. Ctrl-D stops."
                 );
             }
-            serve_stdio(options).await?
+            serve_stdio(options.clone()).await?
         }
+    }
+    // A graceful stop: every live context that changed since its newest
+    // snapshot gets one, so that it resumes without replay.
+    for failed in options.snapshot_contexts(std::time::Duration::from_secs(10)).await {
+        eprintln!("wrepl: {failed}");
     }
     if let Some(m) = mcp {
         m.shutdown().await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first SIGTERM or SIGINT.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        // No handler could be installed: the default action (exit) stays.
+        _ => std::future::pending().await,
+    }
 }
 
 /// Where the HTTP server's tokens came from (`None`: `--no-auth`).

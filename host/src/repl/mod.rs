@@ -69,6 +69,10 @@ pub enum ReplError {
     /// The current directory (the default root) cannot be read.
     #[error("workspace: cannot read the current directory: {0}")]
     Workspace(#[source] std::io::Error),
+    /// A snapshot asked for could not be taken or stored (the log is
+    /// complete without it: the context comes back by replay).
+    #[error("snapshot: {0}")]
+    Snapshot(String),
 }
 
 impl From<BudgetError> for ReplError {

@@ -360,16 +360,30 @@ impl Repl {
     /// A snapshot that cannot be taken or stored is not an error of the
     /// evaluation: the log is complete without it. Returns why it failed.
     pub(super) async fn snapshot_if_due(&mut self, cost: Duration) -> Result<(), String> {
-        let Some(sess) = self.session.as_mut() else { return Ok(()) };
-        let Some(after) = sess.snapshot_after else { return Ok(()) };
-        if sess.next_block == 0 {
-            return Ok(());
+        self.snapshot_when(cost, false).await.map(|_| ())
+    }
+
+    /// Take a snapshot of this session's context now, unless the newest
+    /// one already holds its state (or snapshots are off, or the context
+    /// records no session): before the context is dropped (evicted,
+    /// hibernated, the server stopping) or handed over, so that it comes
+    /// back without replay. True when one was taken.
+    pub async fn snapshot_now(&mut self) -> Result<bool, ReplError> {
+        self.snapshot_when(Duration::ZERO, true).await.map_err(|why| ReplError::Snapshot(why))
+    }
+
+    async fn snapshot_when(&mut self, cost: Duration, force: bool) -> Result<bool, String> {
+        let Some(sess) = self.session.as_mut() else { return Ok(false) };
+        let Some(after) = sess.snapshot_after else { return Ok(false) };
+        if sess.next_block == 0 || sess.released_head.is_some() {
+            return Ok(false);
         }
         sess.since_snapshot += cost;
-        if sess.since_snapshot < after || sess.snapshots.last().is_some_and(|r| r.block + 1 == sess.next_block) {
-            return Ok(());
+        let current = sess.snapshots.last().is_some_and(|r| r.block + 1 == sess.next_block);
+        if current || (!force && sess.since_snapshot < after) {
+            return Ok(false);
         }
-        let Some(sandbox) = self.sandbox.as_mut().filter(|s| s.poisoned().is_none()) else { return Ok(()) };
+        let Some(sandbox) = self.sandbox.as_mut().filter(|s| s.poisoned().is_none()) else { return Ok(false) };
         let block = sess.next_block - 1;
         let image = sandbox.snapshot(&self.engine).await.map_err(|e| format!("no snapshot was taken: {e}"))?;
         let taken = snapshots::Taken {
@@ -389,7 +403,7 @@ impl Repl {
         sess.since_snapshot = Duration::ZERO;
         snapshots::prune(&*sess.store, &sess.name, &sess.snapshots)
             .map_err(|e| format!("older snapshots could not be removed: {e}"))?;
-        Ok(())
+        Ok(true)
     }
 
     /// The number of the newest block recorded in this context's session.

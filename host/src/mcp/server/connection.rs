@@ -232,7 +232,7 @@ pub(super) async fn serve_call(
     };
     let link = lock(&ctx.link).take();
     let tools_now = state.as_ref().and_then(|c| c.live(MAIN)).map(|r| r.registered_tools());
-    give_back(hub, &mut state);
+    give_back(hub, &mut state).await;
     let memory = state.as_ref().map_or(0, |m| m.memory_bytes());
     ctx.memory.store(memory, std::sync::atomic::Ordering::Relaxed);
     drop(state);
@@ -270,11 +270,16 @@ pub(super) async fn reclaim(hub: &Hub, ctx: &Ctx, state: &mut Option<ContextMana
 /// On a shared store, give the live context's lease back so that another
 /// server may continue it next, keeping the context warm (a context whose
 /// lease cannot be given back cleanly is dropped). Elsewhere nothing.
-pub(super) fn give_back(hub: &Hub, state: &mut Option<ContextManager>) {
+pub(super) async fn give_back(hub: &Hub, state: &mut Option<ContextManager>) {
     if !hub.store.shared() {
         return;
     }
     if let Some(m) = state.as_mut() {
+        // The next call may be served elsewhere: a snapshot first, so that
+        // it resumes there without replaying (a failure only costs replay).
+        if let Some(r) = m.live_mut(MAIN) {
+            let _ = r.snapshot_now().await;
+        }
         if let Some(Err(_)) = m.live_mut(MAIN).map(|r| r.release_lease()) {
             m.remove(MAIN);
         }
@@ -404,6 +409,9 @@ pub(super) async fn ensure_repl<'a>(
         if let Some(r) = repl.restore_report().filter(|r| !r.blocks.is_empty() || !r.notes.is_empty()) {
             options.metrics.replay(r.notes.iter().any(|n| n.starts_with("took the session over")));
         }
+        if repl.restore_report().is_some_and(|r| r.snapshot.is_some()) {
+            options.metrics.snapshot_resume();
+        }
         let tools = repl.registered_tools();
         let restored = !tools.is_empty();
         *lock(&ctx.registered) = tools;
@@ -471,6 +479,14 @@ async fn run_call(
     match call {
         Call::Repl { code } => run_repl(repl, restore, &code, opts, text_cap, &ctx.handle).await,
         Call::Registered { name, input } => {
+            // A registered tool always asks first: over multi round-trip
+            // requests the call stops for the answer, and its retry rebuilds
+            // the context as it was before the call. A snapshot of that
+            // state now lets the retry load it instead of replaying.
+            let rounds = lock(&ctx.link).as_ref().is_some_and(|l| l.round.is_some());
+            if rounds && opts.continues.is_none() {
+                let _ = repl.snapshot_now().await;
+            }
             let r = repl.call_registered(&name, input, opts).await?;
             let defs = new_definitions(repl, &r);
             let settled = Settled { result: r, restore, new_tools: defs };

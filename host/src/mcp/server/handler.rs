@@ -44,7 +44,7 @@ impl WreplServer {
                     let mut state = ctx.state.lock().await;
                     if connection::ensure_repl(&self.conn.options, &ctx, &mut state).await.is_ok() {
                         // Listing is no call: give the lease back at once.
-                        connection::give_back(hub, &mut state);
+                        connection::give_back(hub, &mut state).await;
                     }
                 }
             }

@@ -30,6 +30,9 @@ use super::*;
 
 /// How long an unused context lives, by default.
 pub const DEFAULT_CONTEXT_TTL: Duration = Duration::from_secs(3600);
+/// How long an unused context stays in memory, by default, before it is
+/// hibernated (snapshotted and dropped, its handle kept).
+pub const DEFAULT_HIBERNATE_AFTER: Duration = Duration::from_secs(300);
 /// How long an `input_required` answer may take.
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(900);
 /// Most contexts kept live (in memory) at once; the least recently used
@@ -278,6 +281,50 @@ impl Hub {
                 let _ = self.store.delete(&id);
             }
         }
+    }
+
+    /// Hibernate the contexts unused for longer than `after`: snapshot each
+    /// (when it changed since its newest snapshot) and drop its instance,
+    /// keeping its handle; the next call wakes it from the snapshot. A busy
+    /// context, or one whose snapshot fails, stays live. How many went.
+    pub(super) async fn hibernate_idle(&self, after: Duration) -> usize {
+        let now = Instant::now();
+        let idle: Vec<Arc<Ctx>> = lock(&self.contexts)
+            .values()
+            .filter(|c| now.duration_since(*lock(&c.last_used)) > after)
+            .cloned()
+            .collect();
+        let mut hibernated = 0;
+        for c in idle {
+            let Ok(mut state) = c.state.try_lock() else { continue };
+            let Some(manager) = state.as_mut() else { continue };
+            if manager.snapshot_all().await.is_empty() {
+                *state = None;
+                c.memory.store(0, std::sync::atomic::Ordering::Relaxed);
+                hibernated += 1;
+            }
+        }
+        hibernated
+    }
+
+    /// Snapshot every live context that changed since its newest snapshot
+    /// (a graceful stop), waiting for busy ones up to `wait` in all; one
+    /// line per context that could not be.
+    pub(super) async fn snapshot_all(&self, wait: Duration) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let all: Vec<Arc<Ctx>> = lock(&self.contexts).values().cloned().collect();
+        let mut failed = Vec::new();
+        for c in all {
+            match tokio::time::timeout_at(deadline, c.state.lock()).await {
+                Ok(mut state) => {
+                    if let Some(m) = state.as_mut() {
+                        failed.extend(m.snapshot_all().await);
+                    }
+                }
+                Err(_) => failed.push(format!("context {}: still busy; it comes back by replay", c.id)),
+            }
+        }
+        failed
     }
 
     /// Drop `ctx` from the live contexts unless something else holds it

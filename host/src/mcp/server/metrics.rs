@@ -36,6 +36,8 @@ pub struct Metrics {
     calls: Family<CallLabels, Counter>,
     replays: Counter,
     takeovers: Counter,
+    hibernations: Counter,
+    snapshot_wakes: Counter,
     tools_seen: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
@@ -72,7 +74,28 @@ impl Metrics {
             "Session leases taken over from a dead or silent writer",
             takeovers.clone(),
         );
-        Self { registry, evals, eval_seconds, calls, replays, takeovers, tools_seen: Default::default() }
+        let (hibernations, snapshot_wakes) = (Counter::default(), Counter::default());
+        registry.register(
+            "hibernations",
+            "Idle contexts snapshotted and dropped from memory (their handles stay)",
+            hibernations.clone(),
+        );
+        registry.register(
+            "snapshot_resumes",
+            "Contexts rebuilt from a snapshot (replaying only the blocks after it)",
+            snapshot_wakes.clone(),
+        );
+        Self {
+            registry,
+            evals,
+            eval_seconds,
+            calls,
+            replays,
+            takeovers,
+            hibernations,
+            snapshot_wakes,
+            tools_seen: Default::default(),
+        }
     }
 
     /// A finished call of `repl` or a registered tool.
@@ -102,6 +125,16 @@ impl Metrics {
         if takeover {
             self.takeovers.inc();
         }
+    }
+
+    /// `n` contexts hibernated.
+    pub(super) fn hibernated(&self, n: u64) {
+        self.hibernations.inc_by(n);
+    }
+
+    /// A context rebuilt from a snapshot.
+    pub(super) fn snapshot_resume(&self) {
+        self.snapshot_wakes.inc();
     }
 
     /// The metrics in the Prometheus text format.

@@ -70,7 +70,10 @@ use client::{McpApprover, McpSampler};
 pub use client::{APPROVAL_INPUT_META, APPROVAL_SHOWN_CHARS};
 use connection::{async_worker, lock, AsyncBook, AsyncState, Call, CallId, Connection, ProgressTarget, Retry, Served};
 pub use http::{serve_http, HttpAuth, HttpSecurity};
-pub use hub::{LiveLimits, DEFAULT_CONTEXT_TTL, DEFAULT_MAX_LIVE_MEMORY, MAX_LIVE_CONTEXTS, REQUEST_STATE_TTL};
+pub use hub::{
+    LiveLimits, DEFAULT_CONTEXT_TTL, DEFAULT_HIBERNATE_AFTER, DEFAULT_MAX_LIVE_MEMORY, MAX_LIVE_CONTEXTS,
+    REQUEST_STATE_TTL,
+};
 pub use metrics::{serve_metrics, Metrics};
 use results::{input_error, new_definitions, object_schema, repl_schema, to_value, tool_def};
 pub use results::{outer_result, result_value, transcript, Settled};
@@ -139,6 +142,10 @@ pub struct ServerOptions {
     pub context_ttl: Duration,
     /// How many contexts stay live, and how much guest memory they hold.
     pub live_limits: LiveLimits,
+    /// Hibernate a context unused for this long: snapshot it and drop its
+    /// instance, keeping its handle (the next call wakes it from the
+    /// snapshot); `None`: contexts stay live until evicted.
+    pub hibernate_after: Option<Duration>,
     /// The key (at least 32 bytes) that seals context handles and request
     /// states; every server sharing a store must use the same one. `None`:
     /// a key generated once and kept in the store (or, without a store, in
@@ -165,11 +172,39 @@ impl ServerOptions {
             repl_enabled: true,
             context_ttl: DEFAULT_CONTEXT_TTL,
             live_limits: LiveLimits::default(),
+            hibernate_after: Some(DEFAULT_HIBERNATE_AFTER),
             state_key: None,
             metrics: Arc::new(Metrics::new()),
             owners: Default::default(),
             hub: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Hibernate idle contexts every so often ([`ServerOptions::hibernate_after`]),
+    /// for as long as the server runs (the task ends with the runtime).
+    pub fn spawn_hibernation(self: &Arc<Self>) {
+        let Some(after) = self.hibernate_after else { return };
+        let me = Arc::downgrade(self);
+        let period = (after / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                let Some(options) = me.upgrade() else { return };
+                if let Ok(hub) = options.hub() {
+                    let n = hub.hibernate_idle(after).await;
+                    options.metrics.hibernated(n as u64);
+                }
+            }
+        });
+    }
+
+    /// Snapshot every live context before the server stops (waiting up to
+    /// `wait` for busy ones); one line per context that could not be.
+    pub async fn snapshot_contexts(&self, wait: Duration) -> Vec<String> {
+        match self.hub.get() {
+            Some(hub) => hub.snapshot_all(wait).await,
+            None => Vec::new(),
+        }
     }
 
     /// The server's contexts (made on first use from the options as they

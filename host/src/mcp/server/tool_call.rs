@@ -243,7 +243,7 @@ impl WreplServer {
                 }
                 known = lock(&ctx.registered).iter().any(|t| t.name == reg);
                 // The call itself takes the lease again when it runs.
-                connection::give_back(hub, &mut state);
+                connection::give_back(hub, &mut state).await;
             }
             if !known {
                 return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
