@@ -369,7 +369,7 @@ impl Repl {
     /// hibernated, the server stopping) or handed over, so that it comes
     /// back without replay. True when one was taken.
     pub async fn snapshot_now(&mut self) -> Result<bool, ReplError> {
-        self.snapshot_when(Duration::ZERO, true).await.map_err(|why| ReplError::Snapshot(why))
+        self.snapshot_when(Duration::ZERO, true).await.map_err(ReplError::Snapshot)
     }
 
     async fn snapshot_when(&mut self, cost: Duration, force: bool) -> Result<bool, String> {
