@@ -8,7 +8,11 @@
 //! - one verdict per recorded block, `ok` where the block completed and
 //!   `threw` where it threw (never `drift`);
 //! - the restored state equals the recorded one (the accumulated values,
-//!   including clock readings, random draws and tool results).
+//!   including clock readings, random draws and tool results);
+//! - snapshots: the recording takes one after every block; replay from
+//!   nothing reaches the state each of them holds (`verify_replay`: no
+//!   non-determinism), and a resume from the newest gives the same state
+//!   without replaying anything.
 #![no_main]
 
 use std::sync::Arc;
@@ -17,7 +21,7 @@ use std::time::Duration;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use wrepl::replay::store::SqliteStore;
-use wrepl::{EvalOptions, Repl, replay::player::Verdict};
+use wrepl::{EvalOptions, Repl, SessionConfig, replay::player::Verdict};
 use wrepl_fuzz::{runtime, FuzzTools};
 
 #[derive(Debug, Arbitrary)]
@@ -76,9 +80,11 @@ struct Session {
 
 const STATE: &str = "JSON.stringify(globalThis.L ?? null)";
 
-/// A REPL with the fuzzing tools, recording into (and resuming) session `s`.
-async fn repl(tools: &FuzzTools, store: Arc<SqliteStore>) -> Repl {
-    tools.builder().session(store, "s").build().await.expect("repl")
+/// A REPL with the fuzzing tools, recording into (and resuming) session `s`,
+/// taking a snapshot after every block (`Some(ZERO)`) or none at all.
+async fn repl(tools: &FuzzTools, store: Arc<SqliteStore>, snapshot_after: Option<Duration>) -> Repl {
+    let cfg = SessionConfig { snapshot_after, ..SessionConfig::new("s", store) };
+    tools.builder().session_config(Some(cfg)).build().await.expect("repl")
 }
 
 fuzz_target!(|session: Session| {
@@ -107,7 +113,7 @@ fuzz_target!(|session: Session| {
     runtime().block_on(async {
         let store = Arc::new(SqliteStore::in_memory().expect("store"));
         let tools = FuzzTools::default();
-        let mut recording = repl(&tools, store.clone()).await;
+        let mut recording = repl(&tools, store.clone(), Some(Duration::ZERO)).await;
         let opts = || EvalOptions { timeout: Some(Duration::from_secs(10)), ..Default::default() };
         let mut expected = Vec::new();
         for code in blocks.iter().map(String::as_str).chain([STATE]) {
@@ -124,7 +130,7 @@ fuzz_target!(|session: Session| {
         drop(recording);
 
         let calls_before = tools.started();
-        let mut resumed = repl(&tools, store.clone()).await;
+        let mut resumed = repl(&tools, store.clone(), None).await;
         assert_eq!(tools.started(), calls_before, "resuming ran a tool again");
         let report = resumed.restore_report().expect("restore report").clone();
         let verdicts: Vec<Verdict> = report.blocks.iter().map(|b| b.verdict).collect();
@@ -134,5 +140,22 @@ fuzz_target!(|session: Session| {
         let replayed_state = resumed.eval(STATE, opts()).await.expect("eval").result;
         assert_eq!(replayed_state, recorded_state, "replayed state differs\n{blocks:#?}");
         assert_eq!(tools.started(), calls_before, "the state check ran a tool");
+        drop(resumed);
+
+        // Every snapshot holds the state replay reaches at its block.
+        let mut checker = tools.builder().build().await.expect("repl");
+        let (_, checks) = checker.verify_replay(&*store, "s").await.expect("verify_replay");
+        assert!(checks.len() >= blocks.len(), "a snapshot is missing: {checks:?}");
+        for c in &checks {
+            assert!(c.problem.is_none(), "{c:?}\n{blocks:#?}");
+        }
+        // A resume from the newest snapshot replays nothing and has the state.
+        let mut fast = repl(&tools, store.clone(), Some(Duration::ZERO)).await;
+        let report = fast.restore_report().expect("restore report").clone();
+        // (Only the block the resume above recorded comes after it.)
+        assert!(report.snapshot.is_some() && report.blocks.len() == 1, "{report:?}");
+        let state = fast.eval(STATE, opts()).await.expect("eval").result;
+        assert_eq!(state, recorded_state, "the state restored from a snapshot differs\n{blocks:#?}");
+        assert_eq!(tools.started(), calls_before, "the snapshot resume ran a tool");
     });
 });

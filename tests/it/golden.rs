@@ -3,7 +3,8 @@
 //! begin and end, a call's intent and its result, a refused call, a timer, a
 //! clock read, a random draw, a stopped block whose call has no outcome, a
 //! suspended block and its continuation with an `outcome-unknown` result, a
-//! model's call of a script-registered tool, a fork and a lease takeover),
+//! model's call of a script-registered tool, a snapshot, a fork and a lease
+//! takeover),
 //! exactly as the SQLite store holds it: per event its block, its position,
 //! its link hash and its JSON text.
 //!
@@ -21,11 +22,16 @@
 //! deliberate and migrated, rewrite the fixture with
 //! `WREPL_BLESS=1 cargo test --locked --test it golden` and commit it.
 //!
-//! One field is normalised: the takeover event's text names the host the
+//! Two events are normalised. The takeover event's text names the host the
 //! stale writer ran on, and a writer's lease is only judged dead on the same
 //! host, so the recorded text holds this machine's host name; the export
-//! writes `<host>` instead and recomputes that event's link hash (it is the
-//! last event of its session, so no other hash depends on it).
+//! writes `<host>` instead. The snapshot event's digests name the guest build,
+//! the wasmtime version and the state of the guest's memory, which change
+//! with every guest build; the export writes `<state>`, `<digest>` and so on
+//! (and 0 bytes), so the fixture pins the event's fields, not a guest build.
+//! The export recomputes the link hashes from the first normalised event of a
+//! session on. (Replayed, the normalised snapshot is never loaded: it names
+//! another guest build.)
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -173,7 +179,12 @@ impl Rig {
             .deny(["sleep"])
             .approver(self.gate.clone())
             .ambient(Arc::new(FixedAmbient::default()))
-            .session_config(Some(SessionConfig::new(session, store.clone() as Arc<dyn LogStore>)))
+            // Snapshots only where the script takes one (`snapshot_now`): an
+            // automatic one depends on how long blocks take.
+            .session_config(Some(SessionConfig {
+                snapshot_after: Some(std::time::Duration::from_secs(3600)),
+                ..SessionConfig::new(session, store.clone() as Arc<dyn LogStore>)
+            }))
             .build()
             .await
             .expect("a context on the golden session")
@@ -256,12 +267,19 @@ async fn record(path: &Path) {
     // (Each context's fixed clock starts again at the same instant.)
     let res = eval(&mut r, "[x.a, asked.q, typeof (Date.now() - when)]", EvalOptions::default()).await;
     assert_eq!(value(&res), json!([1, 7, "number"]));
+    // A snapshot after block 7.
+    assert!(r.snapshot_now().await.expect("a snapshot"), "no snapshot was taken");
     drop(r);
 
     // The fork: a verified copy of the golden log, resumed and extended.
     let copied = wrepl::context::fork_log(&*store, MAIN_LOG, FORK_LOG).expect("fork");
     assert!(copied > 0);
     let mut r = rig.repl(&store, FORK_LOG).await;
+    let restored = r.restore_report().expect("restored");
+    assert!(
+        restored.snapshot.is_some() && restored.blocks.is_empty(),
+        "the fork did not start from the snapshot: {restored:?}"
+    );
     let res = eval(&mut r, "await t({fork: x.a + asked.q})", EvalOptions::default()).await;
     assert_eq!(value(&res), json!({"fork": 8}));
     drop(r);
@@ -355,6 +373,26 @@ fn export(path: &Path) -> Vec<Row> {
             );
             rehash |= json != row.json;
             row.json = json;
+        }
+        if let Ok(Event::Snapshot { state, digest, guest, wasmtime, config, bytes }) =
+            serde_json::from_str::<Event>(&row.json)
+        {
+            let stored = Event::Snapshot { state, digest, guest, wasmtime, config, bytes };
+            assert_eq!(
+                canonical_json(&stored).unwrap(),
+                row.json,
+                "the snapshot event is not stored as its canonical JSON"
+            );
+            let normal = Event::Snapshot {
+                state: "<state>".into(),
+                digest: "<digest>".into(),
+                guest: "<guest>".into(),
+                wasmtime: "<wasmtime>".into(),
+                config: "<config>".into(),
+                bytes: 0,
+            };
+            row.json = canonical_json(&normal).unwrap();
+            rehash = true;
         }
         if rehash {
             let prev = out.last().filter(|p| p.session == row.session).map_or("", |p| p.hash.as_str());
@@ -458,8 +496,20 @@ async fn the_committed_log_verifies_and_replays() {
         }
     }
     // Every kind of event the log stores is in the fixture.
-    let all =
-        ["begin", "call", "done", "refused", "timer", "now", "random", "end", "takeover", "suspended", "continues"];
+    let all = [
+        "begin",
+        "call",
+        "done",
+        "refused",
+        "timer",
+        "now",
+        "random",
+        "end",
+        "takeover",
+        "suspended",
+        "continues",
+        "snapshot",
+    ];
     let all: BTreeSet<String> = all.iter().map(|k| k.to_string()).collect();
     assert_eq!(kinds, all, "the fixture lacks a kind of event");
     // The fork starts as a copy of the golden log (the chain covers no
@@ -489,6 +539,12 @@ async fn the_committed_log_verifies_and_replays() {
     assert_eq!(unknown, vec![(4, vec!["#0 stall".to_string()])], "{lines:#?}");
     let replayed: Vec<u64> = report.blocks.iter().map(|b| b.block).collect();
     assert_eq!(replayed, vec![0, 1, 2, 3, 4, 6, 7], "{lines:#?}");
+    // The committed snapshot names no guest build (normalised): never loaded.
+    assert!(
+        report.notes.iter().any(|n| n.contains("(after block 7) was not loaded: it was taken by another guest build")),
+        "{:?}",
+        report.notes
+    );
     let res = eval(&mut r, "[x.a, asked.q]", EvalOptions::default()).await;
     assert_eq!(value(&res), json!([1, 7]));
     assert!(r.registered_tools().iter().any(|t| t.name == "double"), "the registered tool was not restored");

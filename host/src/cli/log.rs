@@ -143,6 +143,9 @@ async fn verify_replay(name: &str, policy: &PolicyArgs, store: &StoreArgs) -> an
     let mut bad = 0;
     for c in &checks {
         match &c.problem {
+            None if c.note.is_some() => {
+                writeln!(out, "  {}: {}", c.name, terminal_safe(c.note.as_deref().unwrap_or("")))?
+            }
             None if c.stored => writeln!(out, "  {}: replay reaches the state it holds; its row checks out", c.name)?,
             None => writeln!(
                 out,

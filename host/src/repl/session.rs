@@ -36,6 +36,10 @@ pub struct SessionConfig {
     pub snapshot_after: Option<Duration>,
 }
 
+/// About how fast a snapshot is taken and stored, per byte of guest memory
+/// (read through the guest, diffed, compressed, written).
+const SNAPSHOT_BYTES_PER_SEC: f64 = 200e6;
+
 /// What replaying one block costs besides its guest time (preparing its
 /// code, the evaluation's set-up): about 100 µs measured for a trivial
 /// block, rounded up.
@@ -261,16 +265,33 @@ impl Repl {
         let kept_from = named.len().saturating_sub(snapshots::KEEP);
         // Snapshots taken before the first block that is replayed (after a
         // suspended block 0, say) are checked against a fresh context.
-        let mut check_up_to = async |repl: &mut Self, upto: u64, checks: &mut Vec<SnapshotCheck>| {
-            while let Some((i, r)) = pending.next_if(|(_, r)| r.block <= upto) {
-                let problem = repl.check_snapshot(store, session, r, &config, i >= kept_from).await;
-                let stored = matches!(store.get_snapshot(session, &r.digest), Ok(Some(_)));
-                checks.push(SnapshotCheck { name: r.name(), block: r.block, stored, problem });
-            }
-        };
+        // A block its budget stopped is stopped elsewhere by replay: the
+        // states after it are not expected to match.
+        let mut stopped: Option<u64> = None;
+        let mut check_up_to =
+            async |repl: &mut Self, upto: u64, stopped: Option<u64>, checks: &mut Vec<SnapshotCheck>| {
+                while let Some((i, r)) = pending.next_if(|(_, r)| r.block <= upto) {
+                    let mut problem = repl.check_snapshot(store, session, r, &config, i >= kept_from).await;
+                    let mut note = None;
+                    if let Some(b) =
+                        stopped.filter(|_| problem.as_ref().is_some_and(|p| p.starts_with("NON-DETERMINISM")))
+                    {
+                        problem = None;
+                        note = Some(format!(
+                            "not comparable: block {b} was stopped by its budget when recorded, and replay stops it \
+                         elsewhere (the snapshot holds the state the recording reached)"
+                        ));
+                    }
+                    let stored = matches!(store.get_snapshot(session, &r.digest), Ok(Some(_)));
+                    checks.push(SnapshotCheck { name: r.name(), block: r.block, stored, problem, note });
+                }
+            };
         for mut block in plan.blocks {
             if block.number > 0 {
-                check_up_to(self, block.number - 1, &mut checks).await;
+                check_up_to(self, block.number - 1, stopped, &mut checks).await;
+            }
+            if block.was_stopped() {
+                stopped.get_or_insert(block.number);
             }
             let tape = std::mem::take(&mut block.tape);
             let ev = Evaluation::replayed(block.code.clone(), block.budget, &self.limits);
@@ -278,7 +299,7 @@ impl Repl {
             let stack = result.error.as_ref().map(|e| e.stack.clone()).unwrap_or_default();
             report.judge(block, Replayed { threw: result.error.is_some(), stack, observation });
         }
-        check_up_to(self, u64::MAX, &mut checks).await;
+        check_up_to(self, u64::MAX, stopped, &mut checks).await;
         report.summarize();
         Ok((report, checks))
     }
@@ -380,20 +401,27 @@ impl Repl {
         }
         sess.since_snapshot += cost;
         let current = sess.snapshots.last().is_some_and(|r| r.block + 1 == sess.next_block);
-        if current || (!force && sess.since_snapshot < after) {
+        let Some(sandbox) = self.sandbox.as_mut().filter(|s| s.poisoned().is_none()) else { return Ok(false) };
+        // Never more often than a snapshot costs: one is worth taking once
+        // replay would take about as long as writing it (a large heap that
+        // cheap blocks barely touch is not copied after each of them).
+        // (`Some(ZERO)` asks for one after every block, whatever it costs.)
+        let floor = Duration::from_secs_f64(sandbox.peak_memory() as f64 / SNAPSHOT_BYTES_PER_SEC);
+        let worth = if after.is_zero() { after } else { after.max(floor) };
+        if current || (!force && sess.since_snapshot < worth) {
             return Ok(false);
         }
-        let Some(sandbox) = self.sandbox.as_mut().filter(|s| s.poisoned().is_none()) else { return Ok(false) };
         let block = sess.next_block - 1;
         let image = sandbox.snapshot(&self.engine).await.map_err(|e| format!("no snapshot was taken: {e}"))?;
+        let config = sandbox.config_digest_now();
         let taken = snapshots::Taken {
-            bytes: &image.bytes,
+            bytes: image.bytes,
             state: image.state,
             guest: self.engine.guest_digest(),
             wasmtime: WASMTIME_VERSION,
-            config: sandbox.config_digest_now(),
+            config,
         };
-        let event = snapshots::store(&*sess.store, &sess.name, block, &taken)
+        let event = snapshots::store(&*sess.store, &sess.name, block, taken)
             .map_err(|e| format!("the snapshot could not be stored: {e}"))?;
         sess.recorder.set_block(block);
         sess.recorder.record(event.clone(), true).map_err(|e| format!("the snapshot could not be logged: {e}"))?;

@@ -200,6 +200,15 @@ pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
     plan
 }
 
+impl PlannedBlock {
+    /// Whether a budget or cancellation stopped the block when it was
+    /// recorded (replay then stops it wherever its own budget runs out, so
+    /// the state after it may differ from the recorded one).
+    pub fn was_stopped(&self) -> bool {
+        matches!(self.end, Some((_, true)))
+    }
+}
+
 impl RestoreReport {
     /// Judge one re-evaluated block against its recording.
     pub fn judge(&mut self, block: PlannedBlock, replayed: Replayed) {

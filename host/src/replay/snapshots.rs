@@ -79,11 +79,11 @@ fn seal(key: &[u8], session: &str, block: u64, digest: &str, state: &str) -> Res
     Ok(mac.finalize().into_bytes().to_vec())
 }
 
-/// What [`store`] needs to know of a snapshot besides its bytes.
+/// A snapshot to [`store`].
 #[derive(Debug, Clone)]
 pub struct Taken<'a> {
     /// The compressed snapshot.
-    pub bytes: &'a [u8],
+    pub bytes: Vec<u8>,
     /// SHA-256 of the state it holds.
     pub state: [u8; 32],
     /// SHA-256 of the guest component.
@@ -96,19 +96,20 @@ pub struct Taken<'a> {
 
 /// Store a snapshot of `session` taken after `block` (sealed) and return the
 /// chain event that names it, for the caller to append.
-pub fn store(store: &dyn LogStore, session: &str, block: u64, taken: &Taken<'_>) -> Result<Event, StoreError> {
-    let digest = sha256_hex(taken.bytes);
+pub fn store(store: &dyn LogStore, session: &str, block: u64, taken: Taken<'_>) -> Result<Event, StoreError> {
+    let digest = sha256_hex(&taken.bytes);
     let state = to_hex(&taken.state);
     let key = store.secret(SEAL_KEY)?;
-    let row = StoredSnapshot { block, seal: seal(&key, session, block, &digest, &state)?, data: taken.bytes.to_vec() };
-    store.put_snapshot(session, &digest, &row)?;
+    let bytes = taken.bytes.len() as u64;
+    let row = StoredSnapshot { block, seal: seal(&key, session, block, &digest, &state)?, data: taken.bytes };
+    store.put_snapshot(session, &digest, row)?;
     Ok(Event::Snapshot {
         state,
         digest,
         guest: to_hex(&taken.guest),
         wasmtime: taken.wasmtime.to_string(),
         config: to_hex(&taken.config),
-        bytes: taken.bytes.len() as u64,
+        bytes,
     })
 }
 
@@ -142,7 +143,7 @@ pub fn copy(store: &dyn LogStore, from: &str, into: &str, events: &[StoredEvent]
     for r in refs(events).iter().rev().take(KEEP) {
         let Ok(data) = load(store, from, r) else { continue };
         let row = StoredSnapshot { block: r.block, seal: seal(&key, into, r.block, &r.digest, &r.state)?, data };
-        store.put_snapshot(into, &r.digest, &row)?;
+        store.put_snapshot(into, &r.digest, row)?;
         copied += 1;
     }
     Ok(copied)
@@ -172,4 +173,6 @@ pub struct SnapshotCheck {
     /// What is wrong, in one line; `None` when replay reached the state it
     /// holds and its row checks out.
     pub problem: Option<String>,
+    /// Why it could not be compared, when it could not (no problem).
+    pub note: Option<String>,
 }

@@ -416,8 +416,9 @@ pub trait LogStore: Send + Sync {
     }
 
     /// Store a snapshot of `session`'s context under `digest` (the SHA-256,
-    /// hex, of `data`), replacing one stored under the same digest.
-    fn put_snapshot(&self, session: &str, digest: &str, snapshot: &StoredSnapshot) -> Result<(), StoreError>;
+    /// hex, of its data), replacing one stored under the same digest. Taken
+    /// by value: its bytes are written without another copy.
+    fn put_snapshot(&self, session: &str, digest: &str, snapshot: StoredSnapshot) -> Result<(), StoreError>;
 
     /// The snapshot of `session` stored under `digest`, if there is one.
     fn get_snapshot(&self, session: &str, digest: &str) -> Result<Option<StoredSnapshot>, StoreError>;

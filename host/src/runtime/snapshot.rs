@@ -231,7 +231,12 @@ impl Sandbox {
         self.store.data_mut().begin_eval(BUDGET, CancellationToken::new(), Tape::Off);
         let r = f(self).await;
         self.store.data_mut().end_eval();
-        r.map_err(|e| SnapshotError::Trap(boxed(e)))
+        r.map_err(|e| {
+            // A trapped instance cannot be entered again: the context is lost,
+            // and the next evaluation says so instead of trapping.
+            self.poisoned = Some(super::Fault::Trap(format!("during a snapshot: {e}")));
+            SnapshotError::Trap(boxed(e))
+        })
     }
 
     async fn begin(&mut self, restore: bool) -> Result<GuestLayout, SnapshotError> {
@@ -316,7 +321,11 @@ impl Sandbox {
                     // compress to next to nothing.
                     let xor = bytes[i * PAGE..(i + 1) * PAGE].iter().zip(baseline.page(p)).map(|(a, b)| a ^ b);
                     match &mut run {
-                        Some((first, data)) if *first + data.len() / PAGE == p => data.extend(xor),
+                        // Runs are cut at a chunk, so that what is held
+                        // uncompressed stays one chunk however large the heap.
+                        Some((first, data)) if *first + data.len() / PAGE == p && data.len() < chunk_pages * PAGE => {
+                            data.extend(xor)
+                        }
                         _ => {
                             if let Some((first, data)) = run.take() {
                                 put_run(&mut sink, first, &data)?;

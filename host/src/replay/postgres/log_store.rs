@@ -333,9 +333,9 @@ impl LogStore for PostgresStore {
         })
     }
 
-    fn put_snapshot(&self, session: &str, digest: &str, snap: &StoredSnapshot) -> Result<(), StoreError> {
+    fn put_snapshot(&self, session: &str, digest: &str, snap: StoredSnapshot) -> Result<(), StoreError> {
         validate_session_name(session)?;
-        let (session, digest, snap) = (session.to_string(), digest.to_string(), snap.clone());
+        let (session, digest) = (session.to_string(), digest.to_string());
         self.run(move |c| {
             let block = i64::try_from(snap.block).unwrap_or(i64::MAX);
             let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);

@@ -236,7 +236,7 @@ impl LogStore for SqliteStore {
         Ok(())
     }
 
-    fn put_snapshot(&self, session: &str, digest: &str, snap: &StoredSnapshot) -> Result<(), StoreError> {
+    fn put_snapshot(&self, session: &str, digest: &str, snap: StoredSnapshot) -> Result<(), StoreError> {
         validate_session_name(session)?;
         let block = i64::try_from(snap.block).unwrap_or(i64::MAX);
         let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
