@@ -34,16 +34,21 @@ fn timeout_then_next_snippet_still_works() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(stderr(&o).contains("TimeoutError"), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "next ok");
-    assert!(o.status.success(), "the last snippet succeeded");
+    assert_eq!(o.status.code(), Some(1), "the first snippet was stopped");
 }
 
 #[test]
-fn exit_status_follows_the_last_snippet() {
-    let o = wrepl(&["eval", "-e", "throw new Error('first')", "-e", "1"]);
-    assert!(o.status.success());
+fn exit_status_is_1_when_any_snippet_failed() {
+    // A failure in the middle: the rest still runs, and the status says so.
+    let o = wrepl(&["eval", "-e", "1", "-e", "throw new Error('middle')", "-e", "'after'"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "1\nafter\n");
+    assert!(stderr(&o).contains("Error: middle") && stderr(&o).contains("1 of 3 snippets failed"), "{}", stderr(&o));
     let o = wrepl(&["eval", "-e", "1", "-e", "throw new Error('last')"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("Error: last"), "{}", stderr(&o));
+    let o = wrepl(&["eval", "-e", "1", "-e", "2"]);
+    assert!(o.status.success());
 }
 
 #[test]

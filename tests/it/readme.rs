@@ -29,7 +29,7 @@ fn expected(line: &str) -> Option<Check> {
     Some(match line {
         l if l.contains("-e 'let x = 41' -e 'x + 1'") => Check::Stdout("{}\n42\n"),
         l if l.contains("r(7), 10)); r'") => Check::Stdout("7\n"),
-        l if l.contains("while (true) {}") => Check::Contains("next one still works"),
+        l if l.contains("while (true) {}") => Check::Fails("next one still works"),
         l if l.contains("console.log(\"from stdin\")") => Check::Contains("from stdin"),
         l if l.contains("--json -e 'o.answer = 42'") => Check::Contains("\"result\":42"),
         // `ls | wc -l` in the scratch directory, plus one.
@@ -49,6 +49,8 @@ fn expected(line: &str) -> Option<Check> {
 /// What a line's stdout must be.
 #[derive(Debug)]
 enum Check {
+    /// Exit status 1 (the README says why), and this on stdout.
+    Fails(&'static str),
     Stdout(&'static str),
     Contains(&'static str),
     Number,
@@ -146,8 +148,11 @@ fn every_readme_example_runs_as_written() {
                 .output()
                 .unwrap();
             let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-            assert!(o.status.success(), "README example failed ({}): {line}\nstdout:\n{out}\nstderr:\n{err}", o.status);
-            match expected(&command) {
+            let check = expected(&command);
+            let want = if matches!(check, Some(Check::Fails(_))) { Some(1) } else { Some(0) };
+            assert_eq!(o.status.code(), want, "README example ({}): {line}\nstdout:\n{out}\nstderr:\n{err}", o.status);
+            match check {
+                Some(Check::Fails(want)) => assert!(out.contains(want), "{line}: {want:?} not in\n{out}\n{err}"),
                 Some(Check::Stdout(want)) => assert_eq!(out, want, "{line}\nstderr:\n{err}"),
                 Some(Check::Contains(want)) => assert!(out.contains(want), "{line}: {want:?} not in\n{out}\n{err}"),
                 Some(Check::Number) => {

@@ -131,7 +131,9 @@ pub(crate) fn print_result(r: &wrepl::EvalResult, o: &Output) -> std::io::Result
     out.flush()
 }
 
-/// Run `wrepl eval`: exit 1 when the last snippet failed.
+/// Run `wrepl eval`: every snippet runs, in order; exit 1 when any of them
+/// threw or was stopped (a failure in the middle of a list of operations
+/// must not look like success).
 pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let EvalArgs {
         mut snippets,
@@ -192,11 +194,11 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     };
     let mut repl = template.session_config(session).build().await?;
     print_restore_report(&repl, &o);
-    let mut last_failed = false;
+    let mut failed = 0usize;
     for code in &snippets {
         let opts = EvalOptions { timeout, fuel, ..EvalOptions::default() };
         let r = repl.run(Evaluation::new(code.as_str(), &opts, repl.limits())?).await?;
-        last_failed = r.failed();
+        failed += usize::from(r.failed());
         if json {
             // A value too big to carry as JSON is its marked text, never a
             // bare null; any other value is printed whole.
@@ -237,5 +239,8 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(m) = mcp {
         m.shutdown().await;
     }
-    Ok(if last_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    if failed > 0 && snippets.len() > 1 && !json {
+        eprintln!("wrepl: {failed} of {} snippets failed", snippets.len());
+    }
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
