@@ -121,10 +121,10 @@ pub use tools::{
 /// randomness a guest sees, and the runtime's limits.
 pub mod engine {
     pub use crate::runtime::{
-        precompile_guest, Ambient, Divergence, EngineOptions, Event, RecordError, Recorder, RegisteredTool,
-        SandboxEngine, ScriptError, SnapshotError, SnapshotImage, StopReason, SystemAmbient, CONSOLE_BUDGET_BYTES,
-        GUEST_COMPONENT, MAX_JS_STACK_LIMIT, MAX_REGISTERED_TOOLS, PRECOMPILED_CPU, PRECOMPILED_GUEST,
-        PRECOMPILED_TARGET, WASMTIME_VERSION,
+        paging_out_possible, precompile_guest, slots_reset_in_place, Ambient, Divergence, EngineOptions, Event,
+        RecordError, Recorder, RegisteredTool, SandboxEngine, ScriptError, SnapshotError, SnapshotImage, StopReason,
+        SystemAmbient, CONSOLE_BUDGET_BYTES, GUEST_COMPONENT, MAX_JS_STACK_LIMIT, MAX_REGISTERED_TOOLS,
+        PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET, WASMTIME_VERSION,
     };
 }
 

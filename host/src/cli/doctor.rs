@@ -102,6 +102,17 @@ pub(crate) fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
             "none but their own loopback (--allow-net or \"allowNet\": true grants the host's)"
         }
     );
+    println!(
+        "pool slots: {}",
+        if wrepl::engine::slots_reset_in_place() {
+            "reset in place (PAGEMAP_SCAN; no swap area is active)"
+        } else if wrepl::engine::paging_out_possible() {
+            "unmapped when freed: a swap area is active (or /proc/swaps is unreadable), and the in-place reset \
+             misses pages that were swapped out (wasmtime #14357)"
+        } else {
+            "unmapped when freed (this kernel has no PAGEMAP_SCAN)"
+        }
+    );
     println!("compile cache: {}", location(&cache).unwrap_or_else(|| "none (no cache directory)".into()));
     println!("session store: {}", location(&store).unwrap_or_else(|| "none (set WREPL_STORE or HOME)".into()));
     Ok(ExitCode::SUCCESS)

@@ -12,7 +12,7 @@ use crate::replay::log::Event;
 use crate::replay::player::{self, Replayed, RestoreReport};
 use crate::replay::recorder::{Lease, SessionRecorder};
 use crate::replay::snapshots::{self, SnapshotCheck, SnapshotRef};
-use crate::replay::store::{LeaseTaken, LogStore, StoreError};
+use crate::replay::store::{LeaseTaken, LogStore, StoreError, VerifyReport};
 use crate::runtime::{Recorder, Sandbox, WASMTIME_VERSION};
 
 /// A durable session: its log is replayed when the REPL starts and every
@@ -122,8 +122,13 @@ pub(crate) fn verified(store: &dyn LogStore, session: &str) -> Result<(), ReplEr
     if report.ok {
         return Ok(());
     }
+    Err(tampered(session, report))
+}
+
+/// The [`ReplError::Tampered`] of a log `report` found broken.
+fn tampered(session: &str, report: VerifyReport) -> ReplError {
     let (seq, reason) = report.first_bad.map_or((0, "the log failed verification".to_string()), |b| (b.seq, b.reason));
-    Err(ReplError::Tampered { session: session.to_string(), seq, reason })
+    ReplError::Tampered { session: session.to_string(), seq, reason }
 }
 
 impl Repl {
@@ -154,19 +159,22 @@ impl Repl {
             }
             LeaseTaken::Free => None,
         };
-        if let Err(tampered) = verified(&*cfg.store, &cfg.name) {
-            let ReplError::Tampered { seq, reason, .. } = &tampered else { return Err(tampered) };
+        // The log is verified and decoded in one read of its rows.
+        let (checked, mut events) = cfg.store.load_verified(&cfg.name)?;
+        if !checked.ok {
+            let broken = tampered(&cfg.name, checked);
+            let ReplError::Tampered { seq, reason, .. } = &broken else { return Err(broken) };
             match cfg.on_tamper {
-                OnTamper::Refuse => return Err(tampered),
+                OnTamper::Refuse => return Err(broken),
                 OnTamper::Fresh => {
                     let aside = cfg.store.quarantine(&cfg.name)?;
                     report.notes.push(format!(
                         "the session's log failed verification at event {seq} ({reason}); it was moved aside as {aside:?} and the session starts fresh: nothing was replayed"
                     ));
+                    events = cfg.store.load(&cfg.name)?;
                 }
             }
         }
-        let events = cfg.store.load(&cfg.name)?;
         if let Some(previous) = takeover {
             // Recorded once the log is known to be intact (or was set aside).
             let block = events.last().map_or(0, |e| e.block);

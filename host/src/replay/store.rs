@@ -315,6 +315,17 @@ pub trait LogStore: Send + Sync {
     /// All stored sessions, ordered by name.
     fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
 
+    /// [`LogStore::verify`] and, when the log verifies, its events as
+    /// [`LogStore::load`] gives them (none when it does not). Stores that
+    /// can do both in one read of the rows do (resume needs both).
+    fn load_verified(&self, session: &str) -> Result<(VerifyReport, Vec<StoredEvent>), StoreError> {
+        let report = self.verify(session)?;
+        if !report.ok {
+            return Ok((report, Vec::new()));
+        }
+        Ok((report, self.load(session)?))
+    }
+
     /// Recomputes `session`'s hash chain and reports the first broken link
     /// (modified, missing or reordered rows, hash mismatches, undecodable
     /// events, blocks going backwards), then compares the newest row with

@@ -175,7 +175,10 @@ impl SandboxEngine {
             // PAGEMAP_SCAN ioctl, instead of unmapping them: the next sandbox
             // in the slot takes no page faults. Without the ioctl (Linux < 6.7)
             // the low bytes would be copied blindly, so keep nothing resident.
-            if PoolingAllocationConfig::is_pagemap_scan_available() {
+            // Nor where memory can be swapped out: the scan misses dirty
+            // pages that were (wasmtime #14357), and a reused slot could
+            // show them to the next sandbox.
+            if PoolingAllocationConfig::is_pagemap_scan_available() && !paging_out_possible() {
                 p.pagemap_scan(Enabled::Yes)
                     .linear_memory_keep_resident(KEEP_RESIDENT)
                     .table_keep_resident(KEEP_RESIDENT);
@@ -251,6 +254,27 @@ impl SandboxEngine {
         });
         store
     }
+}
+
+/// Whether this machine may page guest memory out: an active swap device
+/// (zswap too needs one) or an unreadable `/proc/swaps` (fail closed).
+pub fn paging_out_possible() -> bool {
+    swap_listed(std::fs::read_to_string("/proc/swaps").ok().as_deref())
+}
+
+/// [`paging_out_possible`] from the text of `/proc/swaps` (`None`: unreadable).
+fn swap_listed(swaps: Option<&str>) -> bool {
+    match swaps {
+        // The first line is the header; any other names a swap area.
+        Some(text) => text.lines().skip(1).any(|l| !l.trim().is_empty()),
+        None => true,
+    }
+}
+
+/// Whether freed pool slots are reset in place with `PAGEMAP_SCAN` (and
+/// kept resident): on Linux >= 6.7 without swap.
+pub fn slots_reset_in_place() -> bool {
+    PoolingAllocationConfig::is_pagemap_scan_available() && !paging_out_possible()
 }
 
 /// The settings that shape compiled code, the same for the runtime's
@@ -404,6 +428,21 @@ mod tests {
         // An engine with other settings refuses it (and compiles instead).
         let fuel = Engine::new(&compile_config(true)).unwrap();
         assert!(embedded(&fuel, GUEST_COMPONENT).is_none());
+    }
+
+    #[test]
+    fn swap_disables_the_in_place_slot_reset() {
+        let header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+        assert!(!swap_listed(Some(header)), "no swap area: the scan is safe");
+        assert!(!swap_listed(Some("")), "an empty file lists no area");
+        let one = format!("{header}/swapfile                               file\t\t4194300\t\t0\t\t-2\n");
+        assert!(swap_listed(Some(&one)), "a swap file: pages can be swapped out");
+        assert!(swap_listed(None), "unreadable: assume they can");
+        // This machine: the engine follows what /proc/swaps says.
+        assert_eq!(
+            slots_reset_in_place(),
+            PoolingAllocationConfig::is_pagemap_scan_available() && !paging_out_possible()
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ mod tape;
 pub use budget::{Budget, StopReason};
 pub use console::{ConsoleOutput, CONSOLE_BUDGET_BYTES};
 pub use engine::{
-    precompile_guest, EngineOptions, SandboxEngine, GUEST_COMPONENT, MAX_JS_STACK_LIMIT, PRECOMPILED_CPU,
-    PRECOMPILED_GUEST, PRECOMPILED_TARGET, WASMTIME_VERSION,
+    paging_out_possible, precompile_guest, slots_reset_in_place, EngineOptions, SandboxEngine, GUEST_COMPONENT,
+    MAX_JS_STACK_LIMIT, PRECOMPILED_CPU, PRECOMPILED_GUEST, PRECOMPILED_TARGET, WASMTIME_VERSION,
 };
 pub use host::{Ambient, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS};
 pub(crate) use host::{MAX_CALLS_IN_FLIGHT, MAX_REGISTERED_NAME};

@@ -556,6 +556,40 @@ mod tests {
         );
     }
 
+    /// Every byte of `s`'s linear memory (stack and scratch area included).
+    async fn memory_of(s: &mut Sandbox) -> Vec<u8> {
+        let layout = s.begin(false).await.unwrap();
+        let mut memory = Vec::new();
+        while (memory.len() as u64) < layout.memory_bytes {
+            let len = (layout.chunk as u64).min(layout.memory_bytes - memory.len() as u64) as usize;
+            memory.extend(s.read(memory.len(), len).await.unwrap());
+        }
+        s.end().await.unwrap();
+        memory
+    }
+
+    #[tokio::test]
+    async fn a_freed_slot_never_shows_the_previous_contexts_bytes() {
+        let engine = engine();
+        let options = SandboxOptions::default();
+        let secret = b"wrepl-freed-slot-secret-";
+        let mut a = Sandbox::new(&engine, options.clone()).await.unwrap();
+        eval(&mut a, "globalThis.s = 'wrepl-freed-slot-secret-'.repeat(40000); s.length").await;
+        let seen = |m: &[u8]| {
+            m.windows(secret.len() * 2).any(|w| w[..secret.len()] == *secret && w[secret.len()..] == *secret)
+        };
+        assert!(seen(&memory_of(&mut a).await), "the secret is in the first context's memory");
+        drop(a);
+        // Every slot of the pool, held at once (one is the freed one).
+        let mut next = Vec::new();
+        for _ in 0..engine.options().pool_slots {
+            next.push(Sandbox::instantiate(&engine, &options).await.unwrap());
+        }
+        for (i, b) in next.iter_mut().enumerate() {
+            assert!(!seen(&memory_of(b).await), "instance {i} shows the previous context's bytes");
+        }
+    }
+
     #[tokio::test]
     async fn a_damaged_or_foreign_snapshot_is_refused() {
         let engine = engine();

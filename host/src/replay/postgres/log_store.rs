@@ -6,7 +6,7 @@ use std::time::Duration;
 use postgres::types::Type;
 
 use super::super::log::{Event, StoredEvent, LOG_VERSION};
-use super::super::sqlite::{check_chain, lease_lost, orphans_report, stale};
+use super::super::sqlite::{check_and_decode, lease_lost, orphans_report, stale};
 use super::super::store::{
     now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, SnapshotInfo, StoreError,
     StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
@@ -118,25 +118,11 @@ impl LogStore for PostgresStore {
     }
 
     fn verify(&self, session: &str) -> Result<VerifyReport, StoreError> {
-        validate_session_name(session)?;
-        let session = session.to_string();
-        self.run(move |c| {
-            let mut tx = c.build_transaction().read_only(true).start().map_err(db)?;
-            if log_version(&mut tx, &session)?.is_none() {
-                let orphans: i64 = tx
-                    .query_one("SELECT COUNT(*) FROM wrepl_events WHERE session = $1", &[&session])
-                    .map_err(db)?
-                    .get(0);
-                return Ok(orphans_report(orphans));
-            }
-            let head = read_head(&mut tx, &session)?.unwrap_or(Head { events: 0, hash: String::new() });
-            let rows = tx
-                .query("SELECT seq, block, json, hash FROM wrepl_events WHERE session = $1 ORDER BY seq", &[&session])
-                .map_err(db)?;
-            let rows: Vec<(i64, i64, String, String)> =
-                rows.into_iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect();
-            Ok(check_chain(rows.into_iter(), head))
-        })
+        Ok(self.verify_rows(session, false)?.0)
+    }
+
+    fn load_verified(&self, session: &str) -> Result<(VerifyReport, Vec<StoredEvent>), StoreError> {
+        self.verify_rows(session, true)
     }
 
     fn head(&self, session: &str) -> Result<Option<Head>, StoreError> {
@@ -437,6 +423,32 @@ impl LogStore for PostgresStore {
                 .query_typed_opt("SELECT at_ms FROM wrepl_activity WHERE session = $1", &[(&session, Type::TEXT)])
                 .map_err(db)?;
             Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
+        })
+    }
+}
+
+impl PostgresStore {
+    /// Verify `session`'s rows (and, with `keep`, decode them once for the
+    /// caller): [`LogStore::verify`] and [`LogStore::load_verified`].
+    fn verify_rows(&self, session: &str, keep: bool) -> Result<(VerifyReport, Vec<StoredEvent>), StoreError> {
+        validate_session_name(session)?;
+        let session = session.to_string();
+        self.run(move |c| {
+            let mut tx = c.build_transaction().read_only(true).start().map_err(db)?;
+            if log_version(&mut tx, &session)?.is_none() {
+                let orphans: i64 = tx
+                    .query_one("SELECT COUNT(*) FROM wrepl_events WHERE session = $1", &[&session])
+                    .map_err(db)?
+                    .get(0);
+                return Ok((orphans_report(orphans), Vec::new()));
+            }
+            let head = read_head(&mut tx, &session)?.unwrap_or(Head { events: 0, hash: String::new() });
+            let rows = tx
+                .query("SELECT seq, block, json, hash FROM wrepl_events WHERE session = $1 ORDER BY seq", &[&session])
+                .map_err(db)?;
+            let rows: Vec<(i64, i64, String, String)> =
+                rows.into_iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect();
+            Ok(check_and_decode(rows.into_iter(), head, keep))
         })
     }
 }

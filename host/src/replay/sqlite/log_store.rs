@@ -14,7 +14,7 @@ use super::super::store::{
 use super::append::{append_in, encode};
 use super::lease::{lease_lost, read_lease, stale};
 use super::rows::{load_rows, read_head, session_log_version, to_u32, to_u64};
-use super::verify::{check_chain, orphans_report};
+use super::verify::{check_and_decode, orphans_report};
 use super::SqliteStore;
 
 impl LogStore for SqliteStore {
@@ -200,21 +200,11 @@ impl LogStore for SqliteStore {
     }
 
     fn verify(&self, session: &str) -> Result<VerifyReport, StoreError> {
-        validate_session_name(session)?;
-        let rows = {
-            let mut conn = self.lock();
-            let tx = conn.transaction()?;
-            if session_log_version(&tx, session)?.is_none() {
-                // Events whose session row was removed: the log was altered.
-                let orphans: i64 =
-                    tx.query_row("SELECT COUNT(*) FROM events WHERE session = ?1", [session], |r| r.get(0))?;
-                return Ok(orphans_report(orphans));
-            }
-            let head = read_head(&tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
-            (load_rows(&tx, session)?, head)
-        };
-        let (rows, head) = rows;
-        Ok(check_chain(rows.into_iter().map(|r| (r.seq, r.block, r.json, r.hash)), head))
+        Ok(self.verify_rows(session, false)?.0)
+    }
+
+    fn load_verified(&self, session: &str) -> Result<(VerifyReport, Vec<StoredEvent>), StoreError> {
+        self.verify_rows(session, true)
     }
 
     fn delete(&self, session: &str) -> Result<(), StoreError> {
@@ -320,5 +310,26 @@ impl LogStore for SqliteStore {
         let at: Option<i64> =
             conn.query_row("SELECT at_ms FROM activity WHERE session = ?1", [session], |r| r.get(0)).optional()?;
         Ok(at.map(|v| v.max(0) as u64))
+    }
+}
+
+impl SqliteStore {
+    /// Verify `session`'s rows (and, with `keep`, decode them once for the
+    /// caller): [`LogStore::verify`] and [`LogStore::load_verified`].
+    fn verify_rows(&self, session: &str, keep: bool) -> Result<(VerifyReport, Vec<StoredEvent>), StoreError> {
+        validate_session_name(session)?;
+        let (rows, head) = {
+            let mut conn = self.lock();
+            let tx = conn.transaction()?;
+            if session_log_version(&tx, session)?.is_none() {
+                // Events whose session row was removed: the log was altered.
+                let orphans: i64 =
+                    tx.query_row("SELECT COUNT(*) FROM events WHERE session = ?1", [session], |r| r.get(0))?;
+                return Ok((orphans_report(orphans), Vec::new()));
+            }
+            let head = read_head(&tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
+            (load_rows(&tx, session)?, head)
+        };
+        Ok(check_and_decode(rows.into_iter().map(|r| (r.seq, r.block, r.json, r.hash)), head, keep))
     }
 }

@@ -54,7 +54,7 @@ use super::store::StoreError;
 
 pub(super) use append::{encode, newest_matches_head};
 pub(super) use lease::{lease_lost, stale};
-pub(super) use verify::{check_chain, orphans_report};
+pub(super) use verify::{check_and_decode, orphans_report};
 
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

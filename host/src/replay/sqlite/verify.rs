@@ -2,7 +2,7 @@
 //! with the recorded head, and the report for events without a session.
 
 use super::super::chain::link_hash;
-use super::super::log::Event;
+use super::super::log::{Event, StoredEvent};
 use super::super::store::{BadLink, Head, VerifyReport};
 
 /// The first 12 bytes of a stored hash, for messages (a forged one may hold
@@ -31,13 +31,19 @@ pub(in crate::replay) fn orphans_report(orphans: i64) -> VerifyReport {
 
 /// Recompute a session's chain from its rows (seq, block, JSON, hash) in
 /// `seq` order and compare the newest with the recorded `head`: the first
-/// broken link, as [`LogStore::verify`] reports it.
-pub(in crate::replay) fn check_chain(
+/// broken link, as [`LogStore::verify`] reports it; with `keep`, also the
+/// decoded events of a log that verifies (each row is read and decoded
+/// once: resume needs both).
+pub(in crate::replay) fn check_and_decode(
     rows: impl ExactSizeIterator<Item = (i64, i64, String, String)>,
     head: Head,
-) -> VerifyReport {
+    keep: bool,
+) -> (VerifyReport, Vec<StoredEvent>) {
     let events = rows.len() as u64;
-    let bad = |seq: u64, reason: String| VerifyReport { events, ok: false, first_bad: Some(BadLink { seq, reason }) };
+    let bad = |seq: u64, reason: String| {
+        (VerifyReport { events, ok: false, first_bad: Some(BadLink { seq, reason }) }, Vec::new())
+    };
+    let mut decoded = Vec::with_capacity(if keep { rows.len() } else { 0 });
     let mut prev_hash = String::new();
     let mut prev_block: Option<u64> = None;
     for (expected, (seq, block, json, hash)) in (0u64..).zip(rows) {
@@ -50,15 +56,19 @@ pub(in crate::replay) fn check_chain(
         if let Some(prev) = prev_block.filter(|prev| block < *prev) {
             return bad(expected, format!("block number goes backwards ({prev} -> {block})"));
         }
-        if let Err(e) = serde_json::from_str::<Event>(&json) {
-            return bad(expected, format!("undecodable event JSON: {e}"));
-        }
+        let event = match serde_json::from_str::<Event>(&json) {
+            Ok(e) => e,
+            Err(e) => return bad(expected, format!("undecodable event JSON: {e}")),
+        };
         let computed = link_hash(&prev_hash, block, expected, &json);
         if computed != hash {
             return bad(expected, format!("hash mismatch: stored {hash}, computed {computed}"));
         }
-        prev_hash = hash;
         prev_block = Some(block);
+        if keep {
+            decoded.push(StoredEvent { block, seq: expected, event, hash: hash.clone() });
+        }
+        prev_hash = hash;
     }
     if head.events != events || head.hash != prev_hash {
         return bad(
@@ -71,5 +81,5 @@ pub(in crate::replay) fn check_chain(
             ),
         );
     }
-    VerifyReport { events, ok: true, first_bad: None }
+    (VerifyReport { events, ok: true, first_bad: None }, decoded)
 }

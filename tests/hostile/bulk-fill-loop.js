@@ -1,0 +1,7 @@
+// title: typed-array fill in an endless loop (long memset-style bulk writes) is stopped: its budget, then the kill (QuickJS polls for interrupts every 10,000 branches, and each iteration is long native work)
+// expect: timeout
+// expect-reset: /did not stop after its script time budget ran out and was killed/
+// timeout: 300
+
+const a = new Uint8Array(16 << 20)
+while (true) a.fill(7)
