@@ -339,6 +339,19 @@ async fn a_result_is_bounded_as_a_whole_and_every_cut_is_marked() {
     assert!(shown > 0, "the first calls are listed");
     let bytes = serde_json::to_string(&st).unwrap().len();
     assert!(bytes < 1 << 20, "the structured result is bounded: {bytes} bytes");
+    // One budget for the whole response: every part at once at its largest
+    // (text, result, stdout, stderr, a thrown error's message and stack,
+    // call records) stays within it, and every cut says so.
+    let code = "console.log('o'.repeat(400000)); console.error('e'.repeat(400000));                 await Promise.all(Array.from({length: 3000}, () => cat('a.txt')));                 const e = new Error('m'.repeat(400000)); throw e";
+    let r = call(&service, "repl", json!({ "code": code })).await;
+    let whole = serde_json::to_string(&r).unwrap().len();
+    let budget = 5 * wrepl::text::DEFAULT_TEXT_CAP;
+    assert!(whole < budget + (16 << 10), "the whole response is {whole} bytes, the budget {budget}");
+    let st = structured(&r);
+    assert_eq!(st["stdout_truncated"]["total"], json!(400001), "{}", st["stdout_truncated"]);
+    assert!(st["error"]["message"].as_str().unwrap().contains("truncated: showing"), "the error's cut is marked");
+    let listed = st["calls"].as_array().unwrap().len() / 2;
+    assert_eq!(st["calls_omitted"]["count"].as_u64().unwrap() as usize + listed, 3000, "{}", st["calls_omitted"]);
     // A value too big to carry as JSON comes back as its marked text, never null.
     let r = call(&service, "repl", json!({"code": "'y'.repeat(50000000)"})).await;
     let st = structured(&r);

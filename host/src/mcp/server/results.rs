@@ -175,17 +175,19 @@ pub fn transcript(calls: &[CallRecord]) -> Vec<Value> {
         .collect()
 }
 
-/// Bytes of call records one result carries, for a text cap of `text_cap`
-/// characters: the records past it are counted by tool and outcome
+/// Bytes one result carries in all, for a text cap of `text_cap`
+/// characters: its text, then, from what is left, the result value, stdout,
+/// stderr, the error and the call records, in that order, each also within
+/// the text cap. Whatever is cut says so with its true total; the call
+/// records past the budget are counted by tool and outcome
 /// (`calls_omitted`), never dropped silently.
-fn records_budget(text_cap: usize) -> usize {
-    text_cap.saturating_mul(4).max(64 << 10)
+pub(super) fn response_budget(text_cap: usize) -> usize {
+    text_cap.saturating_mul(5).max(320 << 10)
 }
 
-/// The call records that fit [`records_budget`], and a count by tool and
+/// The call records that fit in `budget` bytes, and a count by tool and
 /// outcome of those that do not (`None` when all fit).
-fn bounded_transcript(calls: &[CallRecord], text_cap: usize) -> (Vec<Value>, Option<Value>) {
-    let budget = records_budget(text_cap);
+fn bounded_transcript(calls: &[CallRecord], budget: usize) -> (Vec<Value>, Option<Value>) {
     let mut kept = Vec::new();
     let mut used = 0usize;
     let mut rest: &[CallRecord] = &[];
@@ -242,9 +244,9 @@ fn capped_stream(text: &str, cap: usize) -> (String, Option<Value>) {
 }
 
 /// The outer result of one evaluation (SPEC §1): capped text, then media
-/// blocks; `structuredContent` with everything else, each part bounded
-/// (the result, stdout and stderr by the text cap, the call records by
-/// [`records_budget`]) and every cut marked with its true total.
+/// blocks; `structuredContent` with everything else. The text and the
+/// structured parts share one byte budget ([`response_budget`]), each part
+/// also within the text cap, and every cut is marked with its true total.
 pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolResult {
     let r = &settled.result;
     let restore = settled.restore.as_ref();
@@ -285,7 +287,11 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
     // the length of the whole, uncapped.
     let shown = r.text.chars().count();
     let total = text.chars().count() - shown + r.text_chars.max(shown);
-    let mut content = vec![Content::text(crate::text::cap_text_of(text, text_cap, total))];
+    let text = crate::text::cap_text_of(text, text_cap, total);
+    // One budget for the whole response: the text first, then the parts of
+    // `structuredContent` from what is left.
+    let mut left = response_budget(text_cap).saturating_sub(text.len());
+    let mut content = vec![Content::text(text)];
     for (i, m) in r.media.iter().enumerate() {
         let block = match m {
             Media::Image { mime, data } => json!({"type": "image", "data": data, "mimeType": mime}),
@@ -304,10 +310,23 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
                    "inputSchema": t.input_schema, "displayName": t.display_name})
         })
         .collect();
-    let (result, truncated) = result_value(r, text_cap);
-    let (stdout, stdout_truncated) = capped_stream(&r.stdout, text_cap);
-    let (stderr, stderr_truncated) = capped_stream(&r.stderr, text_cap);
-    let (calls, calls_omitted) = bounded_transcript(&r.calls, text_cap);
+    let (result, truncated) = result_value(r, text_cap.min(left));
+    left = left.saturating_sub(result.to_string().len());
+    let (stdout, stdout_truncated) = capped_stream(&r.stdout, text_cap.min(left));
+    left = left.saturating_sub(stdout.len());
+    let (stderr, stderr_truncated) = capped_stream(&r.stderr, text_cap.min(left));
+    left = left.saturating_sub(stderr.len());
+    let error = r.error.as_ref().map(|e| {
+        let cap = text_cap.min(left);
+        let total = |t: &str| t.chars().count();
+        json!({
+            "name": crate::text::cap_text_of(e.name.clone(), cap.min(200), total(&e.name)),
+            "message": crate::text::cap_text_of(e.message.clone(), cap, total(&e.message)),
+            "stack": crate::text::cap_text_of(e.stack.clone(), cap, total(&e.stack)),
+        })
+    });
+    left = left.saturating_sub(error.as_ref().map_or(0, |e| e.to_string().len()));
+    let (calls, calls_omitted) = bounded_transcript(&r.calls, left);
     let structured = json!({
         "code": code,
         "result": result,
@@ -316,7 +335,7 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
         "stdout_truncated": stdout_truncated,
         "stderr": stderr,
         "stderr_truncated": stderr_truncated,
-        "error": r.error,
+        "error": error,
         "timed_out": r.timed_out,
         "context_reset": r.context_reset,
         "abandoned_calls": r.abandoned_calls,
