@@ -429,10 +429,24 @@ impl PermissionRules {
                 let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.tool.matches(tool)).collect();
                 let uncovered: Vec<&ShellCommand> = commands
                     .iter()
-                    .filter(|c| !rules.iter().any(|r| matches!(&r.spec, Spec::Shell(p) if p.matches(&c.syms, false))))
+                    .filter(|c| !rules.iter().any(|r| matches!(&r.spec, Spec::Shell(p) if p.covers(c) == Ok(true))))
                     .collect();
                 if uncovered.is_empty() {
                     return None;
+                }
+                // A rule whose words match but whose `*` covers an option
+                // that is not read-only: say which, and that naming it works.
+                let option = uncovered.iter().find_map(|c| {
+                    rules.iter().find_map(|r| match &r.spec {
+                        Spec::Shell(p) => p.covers(c).err().map(|why| (r.text.clone(), why)),
+                        _ => None,
+                    })
+                });
+                if let Some((rule, why)) = option {
+                    return Some(Hint {
+                        why: format!("{rule} covers only read-only options here: {why}"),
+                        grant: "a rule naming that option (or `--allow Bash` for every command)".into(),
+                    });
                 }
                 let parts: Vec<String> = uncovered.iter().map(|c| format!("`{}`", c.text)).collect();
                 let mut grants: Vec<String> = Vec::new();
@@ -580,7 +594,7 @@ impl<'a> Subject<'a> {
             Some(CommandSubject::Shell(sh)) => {
                 if let Ok(commands) = sh.allow.as_ref().map(Vec::as_slice) {
                     let used = covering(commands, &applicable, |c, spec| match spec {
-                        Spec::Shell(p) => p.matches(&c.syms, false),
+                        Spec::Shell(p) => p.covers(c) == Ok(true),
                         _ => false,
                     });
                     if used.is_some() && !commands.is_empty() {

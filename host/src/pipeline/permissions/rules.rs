@@ -138,6 +138,9 @@ pub(super) struct ShellPattern {
     /// The pattern ends with ` *` (or `:*`), which also matches nothing:
     /// `ls *` covers `ls`.
     optional_tail: bool,
+    /// The words the pattern spells out whole (no `*` in them): options it
+    /// names are allowed even where a table of read-only options lacks them.
+    named: Vec<String>,
 }
 
 impl ShellPattern {
@@ -208,7 +211,28 @@ impl ShellPattern {
             syms.extend([PSym::Sep, PSym::Star]);
         }
         let optional_tail = syms.ends_with(&[PSym::Sep, PSym::Star]);
-        Ok(ShellPattern { syms, optional_tail })
+        let named = syms
+            .split(|s| *s == PSym::Sep)
+            .filter(|w| !w.contains(&PSym::Star))
+            .map(|w| w.iter().filter_map(|s| if let PSym::Ch(c) = s { Some(*c) } else { None }).collect())
+            .collect();
+        Ok(ShellPattern { syms, optional_tail, named })
+    }
+
+    /// Whether an allow (or ask) rule covers command `c`: its words match,
+    /// and, when the pattern has a `*` and the command a table of read-only
+    /// options, every word the `*` covers is read-only (see
+    /// `shell::options`). `Err` says which word is not, when the words
+    /// alone would match.
+    pub(super) fn covers(&self, c: &super::shell::Subject) -> Result<bool, String> {
+        if !self.matches(&c.syms, false) {
+            return Ok(false);
+        }
+        if !self.syms.contains(&PSym::Star) {
+            // An exact rule names every word.
+            return Ok(true);
+        }
+        super::shell::read_only_words(&c.words, &self.named).map(|()| true)
     }
 
     /// Whether the command with these symbols is covered. For allow and ask

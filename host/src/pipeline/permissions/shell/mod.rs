@@ -20,6 +20,7 @@
 
 mod allow;
 mod deny;
+mod options;
 mod programs;
 mod wrappers;
 
@@ -105,6 +106,17 @@ pub(super) fn analyze(cmd: &str) -> ShellSubject {
     let mut deny = Deny::default();
     deny.script(&script, 0);
     ShellSubject { allow: allow_view(&script), deny: deny.subjects, unknown: deny.unknown }
+}
+
+/// Whether the words of a command an allow rule's `*` covers are all
+/// read-only, for a command with a table of read-only options (see
+/// `options`); `named` are the words the rule spells out (exempt). `Err`
+/// says which word is not.
+pub(super) fn read_only_words(words: &[Option<String>], named: &[String]) -> Result<(), String> {
+    match options::table_for(words) {
+        None => Ok(()),
+        Some(t) => options::check(t, &words[t.command.len()..], named),
+    }
 }
 
 /// The program a command word names (`/bin/rm` → `rm`).
