@@ -366,6 +366,22 @@ async fn protocol_errors_are_the_ones_the_specification_gives() {
     let (status, body) = raw_http(&s.addr, post("{not json")).await;
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("-32700"), "{body}");
+    // JSON that is not one JSON-RPC message: 400 and a JSON-RPC error, never 415 text.
+    let ping = r#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#;
+    for bad in [
+        "[]".to_string(),
+        format!("[{ping}]"),
+        "{}".into(),
+        r#"{"jsonrpc": "2.0", "id": 7}"#.into(),
+        "42".into(),
+        r#"{"jsonrpc": "1.0", "id": 1, "method": "ping"}"#.into(),
+    ] {
+        let (status, body) = raw_http(&s.addr, post(&bad)).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body.contains("-32600") && body.contains("application/json"), "{bad}: {body}");
+    }
+    let (_, body) = raw_http(&s.addr, post(r#"{"jsonrpc": "2.0", "id": 7}"#)).await;
+    assert!(body.contains(r#""id":7"#), "the error answers the request's id: {body}");
 
     let c = connect(&s, &t, modern_client(true, "x")).await;
     // tools/call with arguments that are not an object: invalid params.

@@ -280,6 +280,7 @@ async fn a_hook_that_says_continue_false_stops_the_call_and_the_evaluation() {
     let out = r#"{"continue": false, "stopReason": "the release is frozen", "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}"#;
     let s = hook_settings("PreToolUse", "Write", &format!("cat > /dev/null; echo '{out}'"), "");
     let mut r = env.repl(&s, &["Write"], vec![]).await;
+    assert_eq!(ok(&ev(&mut r, "globalThis.kept = 41").await), serde_json::json!(41));
     // The script catches the refusal and tries to go on: the evaluation
     // stops all the same, so the second write never happens either.
     let code =
@@ -297,9 +298,11 @@ async fn a_hook_that_says_continue_false_stops_the_call_and_the_evaluation() {
     );
     assert_eq!(res.calls.len(), 1, "{:?}", res.calls);
     assert!(!res.calls[0].ok);
-    // The context is kept, and the next evaluation runs (and is stopped again at a write).
-    let res = ev(&mut r, "seen").await;
-    assert!(ok(&res).as_str().unwrap().contains("the release is frozen"), "{res:?}");
+    // The context is kept, and the next evaluation runs. (Whether the catch
+    // ran before the stop reached the script depends on timing: if it did,
+    // it saw the reason.)
+    let res = ev(&mut r, "[kept + 1, typeof seen === 'undefined' || seen.includes('the release is frozen')]").await;
+    assert_eq!(ok(&res), serde_json::json!([42, true]), "{res:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

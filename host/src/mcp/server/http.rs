@@ -284,7 +284,9 @@ async fn ready(options: Arc<ServerOptions>) -> Response {
 const MAX_BODY: usize = 4 << 20;
 
 /// A POST whose body is declared JSON but is not: answered 400 with a
-/// JSON-RPC parse error. Any other request is passed on, its body intact.
+/// JSON-RPC parse error (-32700); JSON that is not one JSON-RPC 2.0 message
+/// (a batch, `[]`, another value): 400 with an invalid-request error
+/// (-32600). Any other request is passed on, its body intact.
 async fn parse_error(req: Request) -> Result<Request, Response> {
     let json = req
         .headers()
@@ -304,16 +306,50 @@ async fn parse_error(req: Request) -> Result<Request, Response> {
             ))
         }
     };
-    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": null,
-            "error": {"code": -32700, "message": format!("Parse error: the body is not JSON ({e})")}
-        });
+    let refuse = |code: i64, id: serde_json::Value, message: String| {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         let mut r = Response::new(Body::from(body.to_string()));
         *r.status_mut() = StatusCode::BAD_REQUEST;
         r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        return Err(r);
+        r
+    };
+    let value = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(refuse(-32700, serde_json::Value::Null, format!("Parse error: the body is not JSON ({e})")))
+        }
+    };
+    // One JSON-RPC 2.0 message per request: a batch (the revisions this
+    // server speaks have none), `[]` or any other JSON is an invalid request.
+    match &value {
+        serde_json::Value::Array(_) => {
+            return Err(refuse(
+                -32600,
+                serde_json::Value::Null,
+                "Invalid Request: JSON-RPC batches are not supported; send one message per request".into(),
+            ))
+        }
+        serde_json::Value::Object(o) => {
+            let version = o.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0");
+            let kind = ["method", "result", "error"].iter().any(|k| o.contains_key(*k));
+            if !version || !kind {
+                let id = o.get("id").filter(|v| v.is_string() || v.is_number()).cloned().unwrap_or_default();
+                return Err(refuse(
+                    -32600,
+                    id,
+                    "Invalid Request: the body is not a JSON-RPC 2.0 message (`\"jsonrpc\": \"2.0\"` and a `method`, \
+                     `result` or `error`)"
+                        .into(),
+                ));
+            }
+        }
+        _ => {
+            return Err(refuse(
+                -32600,
+                serde_json::Value::Null,
+                "Invalid Request: the body is not a JSON-RPC 2.0 message (a JSON object)".into(),
+            ))
+        }
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
