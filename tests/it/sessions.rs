@@ -339,3 +339,61 @@ fn tampered(backend: Backend) {
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert!(out(&o).contains("TAMPERED at event 0"), "{}", out(&o));
 }
+
+on_both!(reads_are_not_written_ahead_but_a_write_after_them_is, reads_not_written_ahead);
+fn reads_not_written_ahead(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = backend.arg();
+    std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
+    // A hook outside the recording says when the read has finished.
+    let settings = dir.path().join("settings.json");
+    let hook = json!({"hooks": {"PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
+        "command": format!("cat > /dev/null; touch {}", dir.path().join("read-done").display())}]}]}});
+    std::fs::write(&settings, hook.to_string()).unwrap();
+    let spawn = |code: &str| {
+        Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(["eval", "--store", &store, "--session", "r", "--allow", "Bash", "--settings"])
+            .arg(&settings)
+            .args(["-e", code])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let wait_for = |name: &str| {
+        for _ in 0..200 {
+            if dir.path().join(name).exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("{name} never appeared");
+    };
+    // Killed after a read, while waiting: the read's intent and result were
+    // not forced to disk, so the block left nothing (a read has no effect).
+    let mut child = spawn("const c = await cat('a.txt'); await new Promise(r => setTimeout(r, 60000))");
+    wait_for("read-done");
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let o = wrepl_in(dir.path(), &["log", "show", "r", "--store", &store]);
+    assert!(!out(&o).contains("Read"), "the read was written ahead: {}", out(&o));
+    std::fs::remove_file(dir.path().join("read-done")).unwrap();
+    // Killed while a command runs after a read: the command's intent is
+    // durable, and the read before it was written with it, in order.
+    let mut child = spawn("const d = await cat('a.txt'); await sh('echo ran >> marker; sleep 5')");
+    wait_for("marker");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = wrepl_in(dir.path(), &["eval", "--store", &store, "--session", "r", "-e", "[typeof c, d]"]);
+    assert!(o.status.success(), "{}", err_text(&o));
+    assert_eq!(out(&o).trim(), r#"["undefined","alpha"]"#, "{}", err_text(&o));
+    assert!(
+        err_text(&o).contains("1 call(s) with unknown outcome") && err_text(&o).contains("#1 Bash"),
+        "{}",
+        err_text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("marker")).unwrap(), "ran\n", "never run again");
+}

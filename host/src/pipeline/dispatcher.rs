@@ -529,6 +529,13 @@ impl CallHandler for Arc<Dispatcher> {
         self.p.tools.get(tool).map(|r| r.fingerprint.to_string()).unwrap_or_default()
     }
 
+    fn durable_intent(&self, tool: &str, input: &str) -> bool {
+        // Unknown tools and unreadable input: durable (the call is refused
+        // anyway, and nothing is assumed of it).
+        let Some(r) = self.p.tools.get(tool) else { return true };
+        serde_json::from_str::<Value>(input).map_or(true, |v| !r.tool.read_only(&v))
+    }
+
     fn check_schema(&self, schema: &Value) -> Result<(), String> {
         jsonschema::validator_for(schema).map(drop).map_err(|e| e.to_string())
     }

@@ -140,8 +140,11 @@ impl calls::Host for HostState {
             return Ok(Err(e));
         }
         let handler = self.calls.handler.clone();
-        let index = match self.taped(|tape, host| tape.call_starts(&tool, &input, &|| handler.fingerprint(&tool), host))
-        {
+        let intent = || crate::runtime::tape::Intent {
+            fingerprint: handler.fingerprint(&tool),
+            durable: handler.durable_intent(&tool, &input),
+        };
+        let index = match self.taped(|tape, host| tape.call_starts(&tool, &input, &intent, host)) {
             Start::Refused(e) => return Ok(Err(e)),
             Start::Replayed { index } => {
                 // Pending without running: the tape delivers its completion.

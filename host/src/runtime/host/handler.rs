@@ -20,6 +20,14 @@ pub trait CallHandler: Send + Sync + 'static {
     fn fingerprint(&self, _tool: &str) -> String {
         String::new()
     }
+    /// Whether a recorded call's intent must be durable before it runs (so
+    /// that a crash while it runs leaves `outcome_unknown`, never a second
+    /// run). False only for calls that cannot change anything (a read): their
+    /// intent and result are written with the next durable event, at the
+    /// latest when the block ends. The default is true.
+    fn durable_intent(&self, _tool: &str, _input: &str) -> bool {
+        true
+    }
     /// Check a JSON Schema a script registers a tool with (`Err`: why it is
     /// not a usable schema). The runtime knows no schema language, so
     /// without a handler that does, every schema is refused.

@@ -48,13 +48,7 @@ impl Continuing {
 }
 
 impl Deck for Continuing {
-    fn call_starts(
-        &mut self,
-        tool: &str,
-        input: &str,
-        fingerprint: &dyn Fn() -> String,
-        host: &mut dyn TapeHost,
-    ) -> Start {
+    fn call_starts(&mut self, tool: &str, input: &str, intent: &dyn Fn() -> Intent, host: &mut dyn TapeHost) -> Start {
         if self.cursor.divergence.is_some() {
             return Start::Refused(call_error(
                 FailureKind::ReplayDrift,
@@ -62,7 +56,7 @@ impl Deck for Continuing {
             ));
         }
         if self.cursor.is_exhausted() {
-            return self.rec.call_starts(tool, input, fingerprint, host);
+            return self.rec.call_starts(tool, input, intent, host);
         }
         let index = self.cursor.next_call_index();
         self.rec.calls = index + 1;

@@ -251,6 +251,15 @@ impl Event {
     }
 }
 
+/// What a call's recorded intent needs from the call handler.
+pub(crate) struct Intent {
+    /// The tool's schema fingerprint.
+    pub(crate) fingerprint: String,
+    /// Whether the intent must be durable before the call runs (see
+    /// `CallHandler::durable_intent`).
+    pub(crate) durable: bool,
+}
+
 /// What a [`Deck`] may ask of the host it serves: stopping the evaluation,
 /// a console note, the live clock and randomness, and (for replay) the
 /// in-flight calls and armed timers.
@@ -310,15 +319,9 @@ pub(crate) enum Next {
 /// One evaluation's tape strategy: record, replay, or neither. The defaults
 /// are the live, unrecorded behaviour.
 pub(crate) trait Deck: Send {
-    /// The guest starts a call of `tool` with `input`; `fingerprint` gives the
-    /// tool's schema fingerprint (asked only when recording).
-    fn call_starts(
-        &mut self,
-        tool: &str,
-        input: &str,
-        fingerprint: &dyn Fn() -> String,
-        host: &mut dyn TapeHost,
-    ) -> Start;
+    /// The guest starts a call of `tool` with `input`; `intent` gives what
+    /// its recorded intent needs of the handler (asked only when recording).
+    fn call_starts(&mut self, tool: &str, input: &str, intent: &dyn Fn() -> Intent, host: &mut dyn TapeHost) -> Start;
 
     /// The handler refused call #`index` before it ran.
     fn call_refused(&mut self, _index: u32, _error: &types::CallError, _host: &mut dyn TapeHost) {}

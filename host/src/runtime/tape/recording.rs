@@ -10,7 +10,7 @@ pub(super) struct Off {
 }
 
 impl Deck for Off {
-    fn call_starts(&mut self, _: &str, _: &str, _: &dyn Fn() -> String, _: &mut dyn TapeHost) -> Start {
+    fn call_starts(&mut self, _: &str, _: &str, _: &dyn Fn() -> Intent, _: &mut dyn TapeHost) -> Start {
         let index = self.calls;
         self.calls += 1;
         Start::Run { index }
@@ -62,18 +62,15 @@ impl Recording {
 }
 
 impl Deck for Recording {
-    fn call_starts(
-        &mut self,
-        tool: &str,
-        input: &str,
-        fingerprint: &dyn Fn() -> String,
-        host: &mut dyn TapeHost,
-    ) -> Start {
+    fn call_starts(&mut self, tool: &str, input: &str, intent: &dyn Fn() -> Intent, host: &mut dyn TapeHost) -> Start {
         let index = self.calls;
         self.calls += 1;
-        // The intent is durable BEFORE the call runs; without it, no call.
-        let intent = Event::Call { tool: tool.to_string(), input: input.to_string(), schema: fingerprint() };
-        if let Err(e) = self.record(intent, true, host) {
+        // The intent of a call that may change something is durable BEFORE
+        // the call runs; without it, no call. A read's is written with the
+        // next durable event (a crash before then loses only the read).
+        let Intent { fingerprint, durable } = intent();
+        let intent = Event::Call { tool: tool.to_string(), input: input.to_string(), schema: fingerprint };
+        if let Err(e) = self.record(intent, durable, host) {
             return Start::Refused(call_error(
                 FailureKind::LogFailure,
                 format!("the call was not run because its intent could not be written to the replay log: {e}"),

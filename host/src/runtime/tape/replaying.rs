@@ -18,7 +18,7 @@ impl Replaying {
 }
 
 impl Deck for Replaying {
-    fn call_starts(&mut self, tool: &str, _: &str, _: &dyn Fn() -> String, _: &mut dyn TapeHost) -> Start {
+    fn call_starts(&mut self, tool: &str, _: &str, _: &dyn Fn() -> Intent, _: &mut dyn TapeHost) -> Start {
         let c = &mut self.cursor;
         let index = c.next_call_index();
         match c.peek() {

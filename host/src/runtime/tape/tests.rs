@@ -67,6 +67,10 @@ impl Recorder for Log {
     }
 }
 
+fn intent(fingerprint: &str, durable: bool) -> Intent {
+    Intent { fingerprint: fingerprint.into(), durable }
+}
+
 fn call(tool: &str) -> Event {
     Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new() }
 }
@@ -76,13 +80,22 @@ fn recording_writes_the_intent_durably_and_refuses_when_it_cannot() {
     let log = Arc::new(Log::default());
     let mut deck = load(Tape::Record(log.clone()));
     let mut host = FakeHost::default();
-    let start = deck.call_starts("t", "{}", &|| "fp".into(), &mut host);
+    let start = deck.call_starts("t", "{}", &|| intent("fp", true), &mut host);
     assert!(matches!(start, Start::Run { index: 0 }));
+    // A read's intent is not forced to disk; it goes with the next durable event.
+    let start = deck.call_starts("r", "{}", &|| intent("fr", false), &mut host);
+    assert!(matches!(start, Start::Run { index: 1 }));
     let events = log.events.lock().unwrap().clone();
-    assert_eq!(events, vec![(Event::Call { tool: "t".into(), input: "{}".into(), schema: "fp".into() }, true)]);
+    assert_eq!(
+        events,
+        vec![
+            (Event::Call { tool: "t".into(), input: "{}".into(), schema: "fp".into() }, true),
+            (Event::Call { tool: "r".into(), input: "{}".into(), schema: "fr".into() }, false)
+        ]
+    );
 
     let mut deck = load(Tape::Record(Arc::new(Log { fail: true, ..Log::default() })));
-    let Start::Refused(e) = deck.call_starts("t", "{}", &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("t", "{}", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "log-failure");
     assert_eq!(
         e.message,
@@ -102,7 +115,7 @@ fn the_event_limit_stops_the_evaluation_once_with_a_note() {
     deck.timer_fired(1, &mut host);
     assert_eq!(host.notes.matches("replay log limit").count(), 1);
     assert_eq!(log.events.lock().unwrap().len(), 1);
-    let Start::Refused(e) = deck.call_starts("t", "{}", &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("t", "{}", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "log-failure");
 }
 
@@ -113,10 +126,10 @@ fn the_byte_limit_stops_the_evaluation_before_the_input_is_written() {
     let mut host = FakeHost::default();
     // A call whose input fits is written, and runs.
     let input = "x".repeat(80);
-    assert!(matches!(deck.call_starts("t", &input, &String::new, &mut host), Start::Run { index: 0 }));
+    assert!(matches!(deck.call_starts("t", &input, &|| intent("", true), &mut host), Start::Run { index: 0 }));
     assert!(host.stop.is_none());
     // One that does not is refused before anything is written.
-    let Start::Refused(e) = deck.call_starts("t", &input, &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("t", &input, &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "log-failure");
     assert!(e.message.contains("1024 MiB"), "{}", e.message);
     assert_eq!(host.stop, Some(StopReason::Cancelled));
@@ -144,20 +157,20 @@ fn replay_answers_from_the_recording_and_marks_drift() {
     let events = vec![call("a"), call("b"), refused, Event::Now { us: 3.0 }, done, call("c")];
     let mut deck = load(Tape::Replay(events));
     let mut host = FakeHost::default();
-    assert!(matches!(deck.call_starts("a", "", &String::new, &mut host), Start::Replayed { index: 0 }));
+    assert!(matches!(deck.call_starts("a", "", &|| intent("", true), &mut host), Start::Replayed { index: 0 }));
     host.calls.push((5, 0));
-    let Start::Refused(e) = deck.call_starts("b", "", &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("b", "", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!((e.kind.as_str(), e.message.as_str()), ("denied", "no"));
     assert_eq!(deck.now(&mut host), 3.0);
     let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
     assert_eq!((d.id, d.outcome.ok()), (5, Some("1".to_string())));
     assert!(host.calls.is_empty());
-    assert!(matches!(deck.call_starts("c", "", &String::new, &mut host), Start::Replayed { index: 2 }));
+    assert!(matches!(deck.call_starts("c", "", &|| intent("", true), &mut host), Start::Replayed { index: 2 }));
     host.calls.push((6, 2));
     let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
     assert_eq!(d.outcome.unwrap_err().kind, "outcome-unknown");
     assert!(matches!(deck.next_completion(&mut host), Next::Answer(None)));
-    let Start::Refused(e) = deck.call_starts("d", "", &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("d", "", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "replay-drift");
     let seen = deck.finish().expect("replay observes");
     assert_eq!(seen.unknown, vec![2]);
@@ -175,15 +188,15 @@ fn a_continuation_replays_the_prefix_runs_the_waiting_call_and_records_the_whole
     let log = Arc::new(Log::default());
     let mut deck = load(Tape::Continue(Continuation { prefix, live_calls: vec![2], recorder: log.clone() }));
     let mut host = FakeHost::default();
-    assert!(matches!(deck.call_starts("a", "{}", &String::new, &mut host), Start::Replayed { index: 0 }));
+    assert!(matches!(deck.call_starts("a", "{}", &|| intent("", true), &mut host), Start::Replayed { index: 0 }));
     host.calls.push((1, 0));
     assert_eq!(deck.random(&mut host), 4, "randomness comes from the recording");
     let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
     assert_eq!((d.id, d.outcome.ok()), (1, Some("1".to_string())));
-    assert!(matches!(deck.call_starts("b", "{}", &String::new, &mut host), Start::Replayed { index: 1 }));
+    assert!(matches!(deck.call_starts("b", "{}", &|| intent("", true), &mut host), Start::Replayed { index: 1 }));
     host.calls.push((2, 1));
     // The waiting call runs live now.
-    assert!(matches!(deck.call_starts("c", "{}", &String::new, &mut host), Start::Run { index: 2 }));
+    assert!(matches!(deck.call_starts("c", "{}", &|| intent("", true), &mut host), Start::Run { index: 2 }));
     host.calls.push((3, 2));
     // The recording is used up: b is answered outcome_unknown (never re-run), then live.
     let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
@@ -191,7 +204,7 @@ fn a_continuation_replays_the_prefix_runs_the_waiting_call_and_records_the_whole
     assert!(matches!(deck.next_completion(&mut host), Next::Live));
     deck.call_done(2, &Ok("\"c\"".into()), &mut host);
     // After the prefix, new calls run live and are recorded.
-    assert!(matches!(deck.call_starts("d", "{}", &|| "fp".into(), &mut host), Start::Run { index: 3 }));
+    assert!(matches!(deck.call_starts("d", "{}", &|| intent("fp", true), &mut host), Start::Run { index: 3 }));
     assert_eq!(deck.now(&mut host), 7.0);
     let seen = deck.finish().expect("a continuation observes");
     assert!(seen.divergence.is_none(), "{:?}", seen.divergence);
@@ -228,10 +241,10 @@ fn a_continuation_that_leaves_its_recording_runs_nothing_more() {
     let mut deck = load(Tape::Continue(Continuation { prefix, live_calls: vec![1], recorder: log }));
     let mut host = FakeHost::default();
     // Another input than recorded: drift, refused.
-    let Start::Refused(e) = deck.call_starts("a", "{\"x\":1}", &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("a", "{\"x\":1}", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "replay-drift");
     // Nothing after the drift runs, not even the waiting call.
-    let Start::Refused(e) = deck.call_starts("c", "{}", &String::new, &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("c", "{}", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "replay-drift");
     assert!(matches!(deck.next_completion(&mut host), Next::Answer(Some(types::Completion::Interrupted))));
     assert!(deck.finish().unwrap().divergence.is_some());
