@@ -566,8 +566,11 @@ async fn stdio_session_resumes_after_restart() {
     let r = call(&service, "repl", json!({"code": "[n, said]"})).await;
     assert_eq!(structured(&r)["result"], json!([1, "echo: remember me"]), "{r:?}");
     assert!(seen.samplings.lock().unwrap().is_empty(), "replay asked the model again");
-    assert_eq!(structured(&r)["replay"]["blocks"][0]["verdict"], "ok", "{r:?}");
-    assert!(text(&r).contains("session restored"), "{}", text(&r));
+    // Rebuilt by replay (each block `ok`, and the text says so), or from the
+    // snapshot the first process took when its stdin closed (nothing replayed).
+    let replayed = structured(&r)["replay"]["blocks"].as_array().cloned().unwrap_or_default();
+    assert!(replayed.iter().all(|b| b["verdict"] == "ok"), "{r:?}");
+    assert_eq!(text(&r).contains("session restored"), !replayed.is_empty(), "{}", text(&r));
     assert_eq!(std::fs::read_to_string(root.join("log.txt")).unwrap(), "5\n");
     service.cancel().await.unwrap();
 }
