@@ -340,12 +340,19 @@ async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
         pct(0.99),
         pct(1.0)
     );
-    // After warm-up (round 0), RSS and descriptors stay flat.
-    let (base_rss, base_fds) = samples[1];
-    let (last_rss, last_fds) = samples[samples.len() - 1];
+    // After warm-up, RSS and descriptors stay flat. The allocator settles
+    // over the first rounds (one sample there moves by 15-30 MB from run to
+    // run), so the early level is the mean of rounds 1-5 and the late one the
+    // mean of the last five: a leak of a few KiB per session still shows (it
+    // grows with the thousands of sessions in between).
+    let mean = |s: &[(u64, usize)]| s.iter().map(|x| x.0).sum::<u64>() / s.len().max(1) as u64;
+    let early = &samples[1..samples.len().min(6)];
+    let late = &samples[samples.len().saturating_sub(5)..];
+    let (base_rss, last_rss) = (mean(early), mean(late));
+    let (base_fds, last_fds) = (samples[1].1, samples[samples.len() - 1].1);
     assert!(
         last_rss <= base_rss + 32 * 1024,
-        "RSS grew from {base_rss} kB to {last_rss} kB over {} sessions x {EVALS} evals",
+        "RSS grew from {base_rss} kB to {last_rss} kB (means of the early and late rounds) over {} sessions x {EVALS} evals",
         SESSIONS * (round - 2)
     );
     assert!(last_fds <= base_fds + 4, "file descriptors grew from {base_fds} to {last_fds}");

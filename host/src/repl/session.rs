@@ -36,6 +36,12 @@ pub struct SessionConfig {
     pub snapshot_after: Option<Duration>,
 }
 
+/// How many snapshots that could not be loaded resume names one by one.
+const NAMED_FAILURES: usize = 5;
+/// How many of the newest snapshots a log names resume tries at most (only
+/// the newest few are kept; the rest are replayed).
+const TRIED_SNAPSHOTS: usize = 16;
+
 /// About how fast a snapshot is taken and stored, per byte of guest memory
 /// (read through the guest, diffed, compressed, written).
 const SNAPSHOT_BYTES_PER_SEC: f64 = 200e6;
@@ -199,21 +205,30 @@ impl Repl {
         let mut from = None;
         if cfg.snapshot_after.is_some() {
             let known = |b: u64| plan.blocks.iter().any(|p| p.number == b) || plan.suspended.contains(&b);
-            for r in named.iter().rev() {
-                if !known(r.block) {
-                    report.notes.push(format!("{} names a block the log does not have; not loaded", r.name()));
-                    continue;
-                }
-                match self.restore_snapshot(&*cfg.store, &cfg.name, r).await {
+            // Each snapshot not loaded is named, up to a few; past them (older
+            // ones, mostly removed), one line counts the rest.
+            let mut skipped = 0usize;
+            for r in named.iter().rev().take(TRIED_SNAPSHOTS) {
+                let why = if !known(r.block) {
+                    Err(format!("{} names a block the log does not have; not loaded", r.name()))
+                } else {
+                    self.restore_snapshot(&*cfg.store, &cfg.name, r).await.map_err(|why| {
+                        format!("{} was not loaded: {why}; the blocks it covers are replayed instead", r.name())
+                    })
+                };
+                match why {
                     Ok(()) => {
                         report.snapshot = Some(r.name());
                         from = Some(r.block);
                         break;
                     }
-                    Err(why) => report
-                        .notes
-                        .push(format!("{} was not loaded: {why}; the blocks it covers are replayed instead", r.name())),
+                    Err(note) if skipped < NAMED_FAILURES => report.notes.push(note),
+                    Err(_) => {}
                 }
+                skipped += 1;
+            }
+            if skipped > NAMED_FAILURES {
+                report.notes.push(format!("{} older snapshot(s) could not be loaded either", skipped - NAMED_FAILURES));
             }
         }
         let mut since_snapshot = Duration::ZERO;
