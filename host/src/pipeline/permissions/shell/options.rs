@@ -400,11 +400,11 @@ pub(super) fn check(table: &Table, rest: &[Option<String>], named: &[String]) ->
                 (None, true, _) => {}
                 (None, false, true) => {
                     // The value is the next word.
-                    let v = rest.get(i).cloned().flatten();
+                    let v = rest.get(i).cloned();
                     i += 1;
                     if name == "expression" {
                         expression_given = true;
-                        check_sed(table, v.as_deref().unwrap_or(""))?;
+                        check_sed_word(table, v)?;
                     }
                 }
                 _ => return Err(not_known(&cmd, &format!("--{name}"))),
@@ -423,15 +423,15 @@ pub(super) fn check(table: &Table, rest: &[Option<String>], named: &[String]) ->
                 if table.short_with_value.contains(c) {
                     let attached = &flags[k + c.len_utf8()..];
                     let value = if attached.is_empty() {
-                        let v = rest.get(i).cloned().flatten();
+                        let v = rest.get(i).cloned();
                         i += 1;
                         v
                     } else {
-                        Some(attached.to_string())
+                        Some(Some(attached.to_string()))
                     };
                     if c == 'e' && matches!(table.positional, Positional::SedScript) {
                         expression_given = true;
-                        check_sed(table, value.as_deref().unwrap_or(""))?;
+                        check_sed_word(table, value)?;
                     }
                     break;
                 }
@@ -455,6 +455,20 @@ pub(super) fn check(table: &Table, rest: &[Option<String>], named: &[String]) ->
         }
     }
     Ok(())
+}
+
+/// [`check_sed`] of an option's value word: `None` when there is none (sed
+/// refuses that itself), `Some(None)` when it is known only when the
+/// command runs (refused: it could be any script).
+fn check_sed_word(table: &Table, word: Option<Option<String>>) -> Result<(), String> {
+    match word {
+        None => Ok(()),
+        Some(None) if matches!(table.positional, Positional::SedScript) => {
+            Err("a sed script known only when the command runs could do anything: a rule must name it".into())
+        }
+        Some(None) => Ok(()),
+        Some(Some(script)) => check_sed(table, &script),
+    }
 }
 
 fn check_sed(table: &Table, script: &str) -> Result<(), String> {
@@ -612,6 +626,15 @@ mod tests {
         let mut w = words("git log");
         w.push(None);
         assert!(check(table_for(&w).unwrap(), &w[2..], &[]).unwrap_err().contains("known only when it runs"));
+        // A sed script given to -e or --expression as a word known only at
+        // run time is refused (it could write or run anything).
+        for form in [["sed", "-e"], ["sed", "--expression"]] {
+            let mut w = words(&form.join(" "));
+            w.push(None);
+            w.push(Some("f".into()));
+            let e = check(table_for(&w).unwrap(), &w[1..], &[]).expect_err("an unknown script");
+            assert!(e.contains("known only when the command runs"), "{form:?}: {e}");
+        }
         // An option the rule names is allowed.
         let w = words("git log --output=x");
         assert_eq!(check(table_for(&w).unwrap(), &w[2..], &["--output=x".to_string()]), Ok(()));
