@@ -232,7 +232,7 @@ impl ShellPattern {
             // An exact rule names every word.
             return Ok(true);
         }
-        super::shell::read_only_words(&c.words, &self.named).map(|()| true)
+        super::shell::read_only_words(c, &self.named).map(|()| true)
     }
 
     /// Whether the command with these symbols is covered. For allow and ask

@@ -17,9 +17,28 @@ pub(super) fn allow_view(script: &Script) -> Result<Vec<Subject>, Refusal> {
         .top()
         .map(|c| match c.construct().or_else(|| refused_program(&c.words)) {
             Some(construct) => Err(Refusal { construct, part: c.text() }),
-            None => Ok(Subject::new(&c.words, None)),
+            None => Ok(Subject { command_at: wrapped_at(&c.words), ..Subject::new(&c.words, None) }),
         })
         .collect()
+}
+
+/// Where the command that wrappers (`nice`, `timeout`, `stdbuf`, …) run
+/// starts among `words` (0 without wrappers): the command tables of
+/// read-only options judge (`Bash(nice sort:*)` covers `nice sort -o x` only
+/// as far as `sort -o x` is read-only).
+fn wrapped_at(words: &[Word]) -> usize {
+    let mut at = 0;
+    for _ in 0..MAX_DEPTH {
+        let Some(program) = words.get(at).and_then(|w| w.lit.as_deref()).map(basename) else { return at };
+        if wrapper(program).is_none() {
+            return at;
+        }
+        match step(program, &words[at + 1..]) {
+            Step::Runs(inner) => at = words.len() - inner.len(),
+            _ => return at,
+        }
+    }
+    at
 }
 
 /// Why an allow rule can never cover this command, whatever it says: it

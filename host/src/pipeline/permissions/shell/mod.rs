@@ -56,6 +56,9 @@ pub(super) struct Subject {
     pub(super) words: Vec<Option<String>>,
     /// As written.
     pub(super) text: String,
+    /// Where the command the wrappers run starts (`nice sort -o x`: 1, the
+    /// `sort`): tables of read-only options judge that command.
+    pub(super) command_at: usize,
 }
 
 impl Subject {
@@ -75,7 +78,7 @@ impl Subject {
             }
         }
         let text = words.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>().join(" ");
-        Subject { syms, words: values, text }
+        Subject { syms, words: values, text, command_at: 0 }
     }
 }
 
@@ -110,9 +113,10 @@ pub(super) fn analyze(cmd: &str) -> ShellSubject {
 
 /// Whether the words of a command an allow rule's `*` covers are all
 /// read-only, for a command with a table of read-only options (see
-/// `options`); `named` are the words the rule spells out (exempt). `Err`
-/// says which word is not.
-pub(super) fn read_only_words(words: &[Option<String>], named: &[String]) -> Result<(), String> {
+/// `options`), behind any wrappers (`nice`, `timeout`, …); `named` are the
+/// words the rule spells out (exempt). `Err` says which word is not.
+pub(super) fn read_only_words(c: &Subject, named: &[String]) -> Result<(), String> {
+    let words = &c.words[c.command_at.min(c.words.len())..];
     match options::table_for(words) {
         None => Ok(()),
         Some(t) => options::check(t, &words[t.command.len()..], named),
