@@ -261,8 +261,9 @@ pub struct Sandbox {
     guest: bindings::Guest,
     poisoned: Option<Fault>,
     fuel: bool,
-    /// Digest of the configuration `init` got (snapshots are bound to it).
-    config: [u8; 32],
+    /// The configuration `init` got (snapshots are bound to its digest,
+    /// computed only when one is taken or restored).
+    config: types::Config,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -275,13 +276,12 @@ impl Sandbox {
     /// Instantiate a fresh guest and initialise its JavaScript runtime.
     pub async fn new(engine: &SandboxEngine, options: SandboxOptions) -> Result<Self, RuntimeError> {
         let mut sandbox = Self::instantiate(engine, &options).await?;
-        let config = init_config(&options);
         sandbox.store.data_mut().begin_eval(
             Budget { script: Duration::from_secs(10), wall: Duration::from_secs(20) },
             CancellationToken::new(),
             Tape::Off,
         );
-        let init = sandbox.guest.wrepl_sandbox_repl().call_init(&mut sandbox.store, &config).await;
+        let init = sandbox.guest.wrepl_sandbox_repl().call_init(&mut sandbox.store, &sandbox.config).await;
         sandbox.store.data_mut().end_eval();
         match init {
             Ok(Ok(())) => Ok(sandbox),
@@ -298,8 +298,7 @@ impl Sandbox {
         }
         let guest =
             engine.pre().instantiate_async(&mut store).await.map_err(|e| RuntimeError::Instantiate(boxed(e)))?;
-        let config = snapshot::config_digest(&init_config(options));
-        Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel, config })
+        Ok(Self { store, guest, poisoned: None, fuel: engine.options().fuel, config: init_config(options) })
     }
 
     /// Why this instance can no longer be used, if it cannot.
@@ -373,7 +372,7 @@ impl Sandbox {
 
     /// The digest of this sandbox's configuration.
     pub fn config_digest_now(&self) -> [u8; 32] {
-        self.config
+        snapshot::config_digest(&self.config)
     }
 
     /// Tools the script registered, by name.

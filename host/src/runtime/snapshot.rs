@@ -301,7 +301,7 @@ impl Sandbox {
         let mut sink = Sink { zstd, hash: Sha256::new() };
         sink.put(MAGIC)?;
         sink.put(&engine.guest_digest())?;
-        sink.put(&self.config)?;
+        sink.put(&self.config_digest_now())?;
         sink.put(&[WASMTIME_VERSION.len() as u8])?;
         sink.put(WASMTIME_VERSION.as_bytes())?;
         for v in [layout.stack.0, layout.stack.1, layout.scratch.0, layout.scratch.1] {
@@ -400,7 +400,7 @@ impl Sandbox {
         if src.digest()? != engine.guest_digest() {
             return Err(SnapshotError::Mismatch("another guest build".into()));
         }
-        if src.digest()? != self.config {
+        if src.digest()? != self.config_digest_now() {
             return Err(SnapshotError::Mismatch(
                 "another configuration (tools, limits or repository hint differ)".into(),
             ));

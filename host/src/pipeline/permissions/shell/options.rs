@@ -206,35 +206,25 @@ const GIT_LOG_SHORT: &str = "pusiwmctrzW";
 /// `-n N`, `-S string`, `-G regex`, `-L range`, `-O orderfile`, `-U lines`.
 const GIT_LOG_SHORT_VALUE: &str = "nSGLOU";
 
+/// The table of a command of `git log`'s family (`log`, `show`, `diff`):
+/// their shared options; `digits`: `-5` means `-n 5`.
+const fn log_family(command: &'static [&'static str], digits: bool) -> Table {
+    Table {
+        command,
+        long: GIT_LOG_LONG,
+        long_with_value: GIT_LOG_WITH_VALUE,
+        short: GIT_LOG_SHORT,
+        short_with_value: GIT_LOG_SHORT_VALUE,
+        digits,
+        positional: Positional::Any,
+    }
+}
+
 /// The commands whose rules are held to their read-only options.
 pub(super) const TABLES: &[Table] = &[
-    Table {
-        command: &["git", "log"],
-        long: GIT_LOG_LONG,
-        long_with_value: GIT_LOG_WITH_VALUE,
-        short: GIT_LOG_SHORT,
-        short_with_value: GIT_LOG_SHORT_VALUE,
-        digits: true,
-        positional: Positional::Any,
-    },
-    Table {
-        command: &["git", "show"],
-        long: GIT_LOG_LONG,
-        long_with_value: GIT_LOG_WITH_VALUE,
-        short: GIT_LOG_SHORT,
-        short_with_value: GIT_LOG_SHORT_VALUE,
-        digits: true,
-        positional: Positional::Any,
-    },
-    Table {
-        command: &["git", "diff"],
-        long: GIT_LOG_LONG,
-        long_with_value: GIT_LOG_WITH_VALUE,
-        short: GIT_LOG_SHORT,
-        short_with_value: GIT_LOG_SHORT_VALUE,
-        digits: false,
-        positional: Positional::Any,
-    },
+    log_family(&["git", "log"], true),
+    log_family(&["git", "show"], true),
+    log_family(&["git", "diff"], false),
     Table {
         command: &["git", "status"],
         long: &[
