@@ -94,6 +94,9 @@ struct PendingCall {
     tool: qjs::JSValue,
     resolve: qjs::JSValue,
     reject: qjs::JSValue,
+    /// A number no other call of this runtime has, by which `abandon_call`
+    /// finds the call (its id is the host's, and a queued call has none).
+    seq: u64,
 }
 
 impl Drop for PendingCall {
@@ -135,6 +138,31 @@ thread_local! {
     static QUEUED: RefCell<VecDeque<QueuedCall>> = const { RefCell::new(VecDeque::new()) };
     /// Most calls in flight at once, as the host's `init` says.
     static CALL_LIMIT: Cell<usize> = const { Cell::new(1024) };
+    /// The `seq` of the newest call made (see [`PendingCall::seq`]).
+    static LAST_SEQ: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The `seq` of the call made last (in flight or queued).
+pub(crate) fn last_call_seq() -> u64 {
+    LAST_SEQ.with(Cell::get)
+}
+
+/// Abandon the call numbered `seq`: a call in flight is cancelled at the
+/// host, a queued one never starts. Its promise never settles. False when
+/// the call is no longer pending (it completed, or the evaluation ended).
+pub(crate) fn abandon_call(seq: u64) -> bool {
+    let id = PENDING.with(|t| t.borrow().iter().find(|(_, c)| c.seq == seq).map(|(id, _)| *id));
+    if let Some(id) = id {
+        PENDING.with(|t| t.borrow_mut().remove(&id));
+        calls::cancel_call(id);
+        return true;
+    }
+    QUEUED.with(|q| {
+        let mut q = q.borrow_mut();
+        let before = q.len();
+        q.retain(|c| c.call.seq != seq);
+        before != q.len()
+    })
 }
 
 /// The host's limit on calls in flight (`config.calls-in-flight`; at least 1).
@@ -185,7 +213,7 @@ fn start_queued<'js>(ctx: &Ctx<'js>) {
         q.call.resolve = qjs::JS_UNDEFINED;
         q.call.reject = qjs::JS_UNDEFINED;
         q.call.tool = qjs::JS_UNDEFINED;
-        let call = PendingCall { rt: q.call.rt, tool, resolve, reject };
+        let call = PendingCall { rt: q.call.rt, tool, resolve, reject, seq: q.call.seq };
         let refusal = match started {
             Ok(Ok(id)) => {
                 PENDING.with(|t| t.borrow_mut().insert(id, call));
@@ -239,6 +267,10 @@ fn new_pending<'js>(ctx: &Ctx<'js>, tool: &rquickjs::String<'js>) -> rquickjs::R
         tool: unsafe { qjs::JS_DupValue(raw, tool.as_raw()) },
         resolve: funcs[0],
         reject: funcs[1],
+        seq: LAST_SEQ.with(|s| {
+            s.set(s.get() + 1);
+            s.get()
+        }),
     };
     // SAFETY: takes the promise's reference.
     let promise = unsafe { Value::from_raw(ctx.clone(), promise) };

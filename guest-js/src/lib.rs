@@ -13,6 +13,8 @@
 //!   the refresh at the start of every evaluation, tamper detection and poisoning;
 //! - [`eval`]: the runtime's lifecycle (boot, `init`) and the evaluation protocol,
 //!   down to the rendered outcome;
+//! - [`platform`]: the web-platform globals (`URL`, `TextEncoder`, `crypto`, `fetch`,
+//!   `Intl`, ...), loaded on first use from `platform/*.js` over natives of their own;
 //! - [`snapshot`]: the guest's memory copied out between evaluations and into a
 //!   fresh instance (with the scratch area the allocator uses meanwhile).
 
@@ -21,6 +23,7 @@ mod eval;
 mod heap;
 mod managed;
 mod natives;
+mod platform;
 mod snapshot;
 
 wit_bindgen::generate!({ world: "guest", path: "../wit" });

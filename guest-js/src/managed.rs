@@ -24,6 +24,7 @@ const PRELUDE: &str = concat!(
     include_str!("prelude/10-errors.js"),
     include_str!("prelude/20-render.js"),
     include_str!("prelude/30-web.js"),
+    include_str!("prelude/35-platform.js"),
     include_str!("prelude/40-calls.js"),
     include_str!("prelude/50-registry.js"),
     include_str!("prelude/60-control.js"),
@@ -44,7 +45,7 @@ pub(crate) fn boot_prelude<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js
 /// each nested function's, all in the booted heap that every sandbox maps.
 /// Compiled, written without source and read back, the prelude's functions
 /// keep their line numbers for stack traces and print as `[native code]`.
-fn eval_without_source<'js>(ctx: &Ctx<'js>, script: &str) -> rquickjs::Result<Value<'js>> {
+pub(crate) fn eval_without_source<'js>(ctx: &Ctx<'js>, script: &str) -> rquickjs::Result<Value<'js>> {
     let raw = ctx.as_raw().as_ptr();
     let source = std::ffi::CString::new(script)?;
     let flags = (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_STRICT | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32;

@@ -170,6 +170,27 @@ fn call_tool_named<'js>(
     call_tool(&ctx, &tool, &name, input.0)
 }
 
+/// `startCall(tool, input)`: an inner call as `callTool` makes it, and a
+/// function that abandons it: `[promise, cancel]`. `cancel()` stops the
+/// call at the host (or keeps a queued call from starting); the promise
+/// then never settles, so the caller settles its own.
+pub(crate) fn start_call<'js>(
+    ctx: Ctx<'js>,
+    tool: rquickjs::String<'js>,
+    input: Opt<Value<'js>>,
+) -> rquickjs::Result<rquickjs::Array<'js>> {
+    let before = crate::eval::last_call_seq();
+    let promise = call_tool_named(ctx.clone(), tool, input)?;
+    let seq = crate::eval::last_call_seq();
+    // A call refused before it was made has nothing to abandon.
+    let made = seq != before;
+    let cancel = Function::new(ctx.clone(), move || made && crate::eval::abandon_call(seq))?;
+    let pair = rquickjs::Array::new(ctx)?;
+    pair.set(0, promise)?;
+    pair.set(1, cancel)?;
+    Ok(pair)
+}
+
 /// `toolFunction(tool, global)`: the global function of one tool, named
 /// `global`, that calls it with its one argument as the input. Native, so
 /// an inner call runs no JavaScript of the prelude.
@@ -253,5 +274,6 @@ pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'j
     native.set("isPromise", Function::new(ctx.clone(), |v: Value<'_>| v.is_promise())?)?;
     native.set("brandOf", Function::new(ctx.clone(), brand_of)?)?;
     native.set("sealed", SEALED)?;
+    crate::platform::install(ctx, &native)?;
     Ok(native)
 }

@@ -139,8 +139,11 @@ pub mod policy {
     pub use crate::pipeline::events::{EventSink, Phase, ProgressEvent};
     pub use crate::pipeline::front::{Admission, FrontCall, FrontDefault, Refusal, Settlement};
     pub use crate::pipeline::permissions::Decision;
-    pub use crate::pipeline::settings::{ClaudeSettings, Settings, SettingsError};
+    pub use crate::pipeline::settings::{
+        ClaudeSettings, PrivateNetworkSetting, Settings, SettingsError, WebFetchSettings,
+    };
     pub use crate::tools::chdir::CHDIR;
+    pub use crate::tools::web::{is_public, parse_network, PrivateNetwork, WebConfig, WEB_FETCH};
     pub use crate::tools::{builtin_tools, FILE_TOOL_TIMEOUT};
 }
 

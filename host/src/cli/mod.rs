@@ -162,6 +162,12 @@ pub(crate) struct ConfineArgs {
     /// only a loopback interface of their own.
     #[arg(long = "allow-net")]
     allow_net: bool,
+    /// Let fetch() (the WebFetch tool) reach loopback, private and link-local addresses, which it
+    /// refuses by default (checked after DNS resolution, for every redirect hop). With
+    /// `=NETS`, only those networks (comma-separated, e.g. `=127.0.0.1/32,10.0.0.0/8`). Rules must
+    /// still allow the host: `--allow 'WebFetch(domain:localhost)'`
+    #[arg(long = "allow-private-network", value_name = "NETS", num_args = 0..=1, require_equals = true, default_missing_value = "all")]
+    allow_private_network: Option<String>,
 }
 
 impl ConfineArgs {
@@ -172,6 +178,26 @@ impl ConfineArgs {
         }
         if self.allow_net {
             settings.allow_net = true;
+        }
+        match self.allow_private_network.as_deref() {
+            None => {}
+            Some("all") => settings.web_fetch.allow_private_network = wrepl::policy::PrivateNetworkSetting::Flag(true),
+            Some(nets) => {
+                settings.web_fetch.allow_private_network = wrepl::policy::PrivateNetworkSetting::Networks(
+                    nets.split(',').map(|n| n.trim().to_string()).collect(),
+                )
+            }
+        }
+    }
+
+    /// Checks the flags' values (the networks of `--allow-private-network`).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        match self.allow_private_network.as_deref() {
+            None | Some("all") => Ok(()),
+            Some(nets) => nets
+                .split(',')
+                .try_for_each(|n| wrepl::policy::parse_network(n).map(drop))
+                .map_err(|e| format!("--allow-private-network: {e}")),
         }
     }
 }
@@ -356,6 +382,7 @@ pub(crate) fn builder(
     let loaded = load_settings(p, &project)?;
     let mut settings = loaded.settings;
     let claude_key = settings.claude_settings;
+    p.confine.check().map_err(anyhow::Error::msg)?;
     p.confine.apply(&mut settings);
     if settings.bash_default_timeout_ms.is_none() {
         // Often inherited from another agent's environment: a value wrepl

@@ -100,7 +100,7 @@ impl Dispatcher {
                 }
                 // The reason is only formatted when the fallback decides (not on the hot path).
                 let read_only = tool.read_only(input);
-                let fallback = if read_only { Decision::Allow } else { Decision::Ask };
+                let fallback = if tool.allowed_by_default(input) { Decision::Allow } else { Decision::Ask };
                 // A write inside a `.git` directory (its config, hooks,
                 // worktree configs) can make the next git command run a
                 // program, so a broad allow (`Write`, `Edit(./**)`) does not

@@ -344,7 +344,12 @@ impl ReplBuilder {
                 .map(std::time::Duration::from_millis)
                 .unwrap_or(crate::tools::shell::DEFAULT_TIMEOUT);
             let env = self.settings.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            crate::tools::builtin_tools_configured(self.sampler.clone(), bash_default, env)
+            crate::tools::builtin_tools_configured(
+                self.sampler.clone(),
+                bash_default,
+                env,
+                self.settings.web_fetch.config(),
+            )
         } else {
             vec![Arc::new(crate::tools::chdir::Chdir)]
         };

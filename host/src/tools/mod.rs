@@ -9,6 +9,7 @@ pub mod sampling;
 pub mod search;
 pub mod shell;
 mod typed;
+pub mod web;
 pub mod workspace;
 
 use std::future::Future;
@@ -136,6 +137,9 @@ pub enum RuleKind {
     Shell,
     /// The specifier is matched against the whole of [`Tool::rule_subject`].
     Command,
+    /// The specifier is `domain:HOST` or `domain:*.SUFFIX`, matched against
+    /// the host [`Tool::rule_subject`] names (`WebFetch(domain:example.com)`).
+    Domain,
 }
 
 /// What a running call may use.
@@ -202,6 +206,11 @@ pub trait Tool: Send + Sync + 'static {
     fn read_only(&self, _input: &Value) -> bool {
         false
     }
+    /// True when a call may run with no rule allowing it (the file tools'
+    /// reads inside the roots). Default: [`Tool::read_only`].
+    fn allowed_by_default(&self, input: &Value) -> bool {
+        self.read_only(input)
+    }
     /// True when calls may run at the same time as other calls.
     fn concurrency_safe(&self, input: &Value) -> bool {
         self.read_only(input)
@@ -240,15 +249,17 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 
 /// The built-in tools, with `sampler` answering `haiku` (model sampling).
 pub fn builtin_tools_with(sampler: Option<Arc<dyn sampling::Sampler>>) -> Vec<Arc<dyn Tool>> {
-    builtin_tools_configured(sampler, shell::DEFAULT_TIMEOUT, Vec::new())
+    builtin_tools_configured(sampler, shell::DEFAULT_TIMEOUT, Vec::new(), web::WebConfig::default())
 }
 
-/// The built-in tools, with `sampler` answering `haiku`, and Bash's
-/// timeout for calls that give none.
+/// The built-in tools, with `sampler` answering `haiku`, Bash's timeout for
+/// calls that give none and its environment, and `WebFetch`'s limits and
+/// grants.
 pub fn builtin_tools_configured(
     sampler: Option<Arc<dyn sampling::Sampler>>,
     bash_default_timeout: std::time::Duration,
     bash_env: Vec<(String, String)>,
+    web: web::WebConfig,
 ) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(chdir::Chdir),
@@ -259,6 +270,7 @@ pub fn builtin_tools_configured(
         Arc::new(files::Edit),
         Arc::new(search::Glob),
         Arc::new(search::Grep),
+        Arc::new(web::WebFetch::new(web)),
     ]
 }
 

@@ -408,10 +408,23 @@ impl PermissionRules {
         None
     }
 
-    /// Why no rule allows a shell command, and the narrowest grant that would
-    /// (`None` for other tools, or when there is nothing to add). For
+    /// Why no rule allows a shell command or a host, and the narrowest grant
+    /// that would (`None` for other tools, or when there is nothing to add). For
     /// messages: call it only when the default decides.
     pub fn explain(&self, req: &PermissionRequest) -> Option<Hint> {
+        if self.kinds.get(req.tool) == RuleKind::Domain {
+            let host = req.command?;
+            let literal = host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok();
+            let sub = if literal {
+                String::new()
+            } else {
+                format!(" (or '{}(domain:*.{host})' for its subdomains)", req.tool)
+            };
+            return Some(Hint {
+                why: format!("no {} rule allows the host {host}", req.tool),
+                grant: format!("--allow '{}(domain:{host})'{sub}", req.tool),
+            });
+        }
         if self.kinds.get(req.tool) != RuleKind::Shell {
             return None;
         }
@@ -572,6 +585,7 @@ impl<'a> Subject<'a> {
         match (&rule.spec, &self.command) {
             (Spec::Any, _) => Some(None),
             (Spec::Command(c), Some(CommandSubject::Whole(t))) => c.matches(t).then_some(None),
+            (Spec::Domain(d), Some(CommandSubject::Whole(t))) => d.matches(t).then_some(None),
             (Spec::Shell(p), Some(CommandSubject::Shell(sh))) => {
                 if let Some(why) = &sh.unknown {
                     return Some(Some(format!("{why}, so it counts as matching every deny rule")));
@@ -605,6 +619,7 @@ impl<'a> Subject<'a> {
             Some(CommandSubject::Whole(t)) => {
                 let used = covering(std::slice::from_ref(t), &applicable, |t, spec| match spec {
                     Spec::Command(c) => c.matches(t),
+                    Spec::Domain(d) => d.matches(t),
                     _ => false,
                 });
                 if used.is_some() {
@@ -713,5 +728,48 @@ mod tests {
         let r = rules(&["Read(./**)"], &[], &["Read"]);
         assert_eq!(path_req(&r, "Read", &["/proj/a"]), Some(Deny));
         assert_eq!(tool(&r, "Write"), None);
+    }
+}
+
+#[cfg(test)]
+mod domain_tests {
+    use super::testing::{rules, ROOT};
+    use super::*;
+
+    fn web(r: &PermissionRules, host: &str) -> Option<Decision> {
+        let req =
+            PermissionRequest { tool: "WebFetch", command: Some(host), paths: &[], project_root: Path::new(ROOT) };
+        r.evaluate(&req).map(|m| m.decision)
+    }
+
+    #[test]
+    fn domain_rules_name_hosts() {
+        let r = rules(
+            &["WebFetch(domain:example.com)", "WebFetch(domain:*.docs.rs)", "WebFetch(domain:Bücher.example)"],
+            &[],
+            &["WebFetch(domain:evil.docs.rs)"],
+        );
+        assert_eq!(web(&r, "example.com"), Some(Decision::Allow));
+        assert_eq!(web(&r, "api.example.com"), None, "an exact host does not cover its subdomains");
+        assert_eq!(web(&r, "example.com.evil.net"), None);
+        assert_eq!(web(&r, "a.docs.rs"), Some(Decision::Allow));
+        assert_eq!(web(&r, "a.b.docs.rs"), Some(Decision::Allow));
+        assert_eq!(web(&r, "docs.rs"), None, "*. covers subdomains only");
+        assert_eq!(web(&r, "xdocs.rs"), None);
+        assert_eq!(web(&r, "evil.docs.rs"), Some(Decision::Deny), "deny beats allow");
+        assert_eq!(web(&r, "xn--bcher-kva.example"), Some(Decision::Allow), "hosts compare in IDNA form");
+        let any = rules(&["WebFetch"], &[], &[]);
+        assert_eq!(web(&any, "anything.example"), Some(Decision::Allow));
+        for bad in [
+            "WebFetch(example.com)",
+            "WebFetch(domain:)",
+            "WebFetch(domain:*)",
+            "WebFetch(domain:a/b)",
+            "WebFetch(domain:a*.b)",
+            "WebFetch(domain:x:80)",
+        ] {
+            let settings = PermissionSettings { allow: vec![bad.to_string()], ..Default::default() };
+            assert!(PermissionRules::from_settings(&settings).is_err(), "{bad} should be refused");
+        }
     }
 }

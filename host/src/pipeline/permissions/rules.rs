@@ -94,6 +94,51 @@ pub(super) enum Spec {
     Shell(ShellPattern),
     /// Calls whose paths match.
     Path(PathSpec),
+    /// Calls whose host matches (tools of kind `Domain`).
+    Domain(DomainPattern),
+}
+
+/// A host specifier, `domain:example.com` (that host) or
+/// `domain:*.example.com` (its subdomains, not itself). Hosts are compared
+/// as the URL parser writes them: lower case, IDNA (punycode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum DomainPattern {
+    /// This host.
+    Exact(String),
+    /// Hosts ending in `.` and this.
+    Subdomains(String),
+}
+
+impl DomainPattern {
+    fn parse(spec: &str) -> Result<Self, String> {
+        let Some(host) = spec.strip_prefix("domain:") else {
+            return Err(format!("a WebFetch rule names a host as domain:HOST (e.g. domain:example.com), not {spec:?}"));
+        };
+        let (wild, host) = match host.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, host),
+        };
+        if host.is_empty() || host.contains(['*', '/', ':', '@', '?', '#', ' ']) {
+            return Err(format!("domain:{host} is not a host (a host name, or *. and a host name for its subdomains)"));
+        }
+        let normal = url::Url::parse(&format!("http://{host}/"))
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .ok_or_else(|| format!("domain:{host} is not a valid host name"))?;
+        Ok(if wild { DomainPattern::Subdomains(normal) } else { DomainPattern::Exact(normal) })
+    }
+
+    /// Whether the host `subject` is covered.
+    pub(super) fn matches(&self, subject: &str) -> bool {
+        match self {
+            DomainPattern::Exact(h) => subject == h,
+            DomainPattern::Subdomains(suffix) => {
+                subject.len() > suffix.len() + 1
+                    && subject.ends_with(suffix.as_str())
+                    && subject.as_bytes()[subject.len() - suffix.len() - 1] == b'.'
+            }
+        }
+    }
 }
 
 /// A command specifier of a non-shell tool: `npm test` (exact) or
@@ -313,6 +358,7 @@ impl Rule {
                 }
                 Spec::Path(parse_path_spec(s)?)
             }
+            Some(s) if kind == Some(RuleKind::Domain) => Spec::Domain(DomainPattern::parse(s)?),
             Some(s) => {
                 if !parens_balanced(s, true) {
                     return Err("unbalanced parentheses or quotes".into());

@@ -22,7 +22,6 @@ pub struct ClaudeSettings {
 /// dropped (with a warning) from a Claude settings file, since no call can
 /// reach such a tool here.
 const CLAUDE_ONLY_TOOLS: &[&str] = &[
-    "WebFetch",
     "WebSearch",
     "Task",
     "Agent",
@@ -45,7 +44,7 @@ impl Settings {
     /// is reported, one warning each, never silently dropped.
     /// - `permissions.allow`, `ask`, `deny`: the rules (`Bash(cmd *)` and
     ///   `Bash(cmd:*)` alike). Rules naming a tool only Claude Code has
-    ///   (`WebFetch(...)`, `Task`, ...) are dropped with a warning: nothing
+    ///   (`WebSearch`, `Task`, ...) are dropped with a warning: nothing
     ///   here can call such a tool.
     /// - `permissions.additionalDirectories`: more roots, relative to
     ///   `project` (the directory holding `.claude/`).

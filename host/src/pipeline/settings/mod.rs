@@ -110,6 +110,95 @@ pub struct Settings {
     /// [`env_refusal`]).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: std::collections::BTreeMap<String, String>,
+    /// `fetch()` and the `WebFetch` tool: which non-public addresses they
+    /// may reach, and their caps.
+    #[serde(rename = "webFetch", skip_serializing_if = "WebFetchSettings::is_default")]
+    pub web_fetch: WebFetchSettings,
+}
+
+/// `webFetch`: the grants and caps of `WebFetch` (see
+/// [`crate::tools::web::WebConfig`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebFetchSettings {
+    /// `true`: loopback, private and link-local addresses may be fetched;
+    /// a list of networks (`["127.0.0.1/32", "10.0.0.0/8"]`): those only.
+    /// Default: none.
+    #[serde(rename = "allowPrivateNetwork", deserialize_with = "de_private_network")]
+    pub allow_private_network: PrivateNetworkSetting,
+    /// Most bytes of a response body (default 10 MiB).
+    #[serde(rename = "maxBodyBytes", skip_serializing_if = "Option::is_none")]
+    pub max_body_bytes: Option<u64>,
+    /// Most bytes of a response's headers (default 64 KiB).
+    #[serde(rename = "maxHeaderBytes", skip_serializing_if = "Option::is_none")]
+    pub max_header_bytes: Option<u64>,
+    /// Longest one request may take, in milliseconds (default 30000).
+    #[serde(rename = "timeoutMs", skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `webFetch.allowPrivateNetwork`, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PrivateNetworkSetting {
+    /// `false` (the default) or `true`.
+    Flag(bool),
+    /// These networks (CIDR, or a single address).
+    Networks(Vec<String>),
+}
+
+impl Default for PrivateNetworkSetting {
+    fn default() -> Self {
+        PrivateNetworkSetting::Flag(false)
+    }
+}
+
+fn de_private_network<'de, D: Deserializer<'de>>(d: D) -> Result<PrivateNetworkSetting, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    match v {
+        serde_json::Value::Bool(b) => Ok(PrivateNetworkSetting::Flag(b)),
+        serde_json::Value::Array(items) => {
+            let mut nets = Vec::new();
+            for item in items {
+                let Some(text) = item.as_str() else {
+                    return Err(de::Error::custom(
+                        "webFetch.allowPrivateNetwork: each network must be a string such as \"127.0.0.1/32\"",
+                    ));
+                };
+                crate::tools::web::parse_network(text)
+                    .map_err(|e| de::Error::custom(format!("webFetch.allowPrivateNetwork: {e}")))?;
+                nets.push(text.to_string());
+            }
+            Ok(PrivateNetworkSetting::Networks(nets))
+        }
+        _ => Err(de::Error::custom("webFetch.allowPrivateNetwork must be true, false or a list of networks")),
+    }
+}
+
+impl WebFetchSettings {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The tool's configuration (the defaults where nothing is set).
+    pub fn config(&self) -> crate::tools::web::WebConfig {
+        use crate::tools::web::{parse_network, PrivateNetwork, WebConfig};
+        let d = WebConfig::default();
+        let private_network = match &self.allow_private_network {
+            PrivateNetworkSetting::Flag(true) => PrivateNetwork::All,
+            PrivateNetworkSetting::Flag(false) => PrivateNetwork::Refused,
+            // Validated when read: a network that does not parse grants nothing.
+            PrivateNetworkSetting::Networks(nets) => {
+                PrivateNetwork::Only(nets.iter().filter_map(|n| parse_network(n).ok()).collect())
+            }
+        };
+        WebConfig {
+            private_network,
+            max_body_bytes: self.max_body_bytes.unwrap_or(d.max_body_bytes),
+            max_header_bytes: self.max_header_bytes.unwrap_or(d.max_header_bytes),
+            timeout: self.timeout_ms.map(std::time::Duration::from_millis).unwrap_or(d.timeout),
+        }
+    }
 }
 
 fn de_bash_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

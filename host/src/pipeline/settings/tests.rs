@@ -77,18 +77,21 @@ fn a_claude_code_settings_file_loads_with_warnings() {
       }
     }"#;
     let c = Settings::from_claude_json(json, Path::new("/p")).unwrap();
-    assert_eq!(c.settings.permissions.allow, ["Bash(git diff *)", "Bash(npm run test:*)", "Read(./src/**)"]);
+    // WebFetch is a wrepl tool too (fetch()): its domain rules carry over.
+    assert_eq!(
+        c.settings.permissions.allow,
+        ["Bash(git diff *)", "Bash(npm run test:*)", "Read(./src/**)", "WebFetch(domain:docs.rs)"]
+    );
     assert_eq!(c.settings.permissions.ask, ["Write"]);
     assert_eq!(c.settings.permissions.deny, ["Read(./.env)"]);
     assert_eq!(c.settings.hooks.pre_tool_use.len(), 1);
     assert_eq!(c.roots[0], Path::new("/p/../shared"));
     let w = c.warnings.join("\n");
-    for named in ["env: PATH", "env: BASH_ENV", "env.N", "model", "WebFetch", "WebSearch", "acceptEdits", "hooks.Stop"]
-    {
+    for named in ["env: PATH", "env: BASH_ENV", "env.N", "model", "WebSearch", "acceptEdits", "hooks.Stop"] {
         assert!(w.contains(named), "{named} is named: {w}");
     }
     assert!(!w.contains("$schema"), "{w}");
-    assert_eq!(c.warnings.len(), 8, "{w}");
+    assert_eq!(c.warnings.len(), 7, "{w}");
     // The variables that change nothing but themselves are kept.
     let env: Vec<(&str, &str)> = c.settings.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     assert_eq!(env, [("FOO", "bar"), ("NODE_ENV", "test")]);
@@ -225,4 +228,28 @@ fn reasons_are_reported_once() {
     let os_reason = std::fs::read(&absent).unwrap_err().to_string();
     let e = chain(&Settings::load(&absent).unwrap_err());
     assert_eq!(e.matches(&os_reason).count(), 1, "{e}");
+}
+
+#[test]
+fn web_fetch_settings() {
+    use crate::tools::web::PrivateNetwork;
+    let s = Settings::default();
+    assert_eq!(s.web_fetch.config(), crate::tools::web::WebConfig::default());
+    let s = Settings::from_json(
+        r#"{"webFetch": {"allowPrivateNetwork": ["127.0.0.1", "10.0.0.0/8"], "maxBodyBytes": 5, "timeoutMs": 7}}"#,
+    )
+    .unwrap();
+    let c = s.web_fetch.config();
+    assert_eq!(
+        c.private_network,
+        PrivateNetwork::Only(vec!["127.0.0.1/32".parse().unwrap(), "10.0.0.0/8".parse().unwrap()])
+    );
+    assert_eq!((c.max_body_bytes, c.timeout), (5, std::time::Duration::from_millis(7)));
+    let all = Settings::from_json(r#"{"webFetch": {"allowPrivateNetwork": true}}"#).unwrap();
+    assert_eq!(all.web_fetch.config().private_network, PrivateNetwork::All);
+    let e = err(r#"{"webFetch": {"allowPrivateNetwork": ["localhost"]}}"#);
+    assert!(e.contains("webFetch.allowPrivateNetwork") && e.contains("\"localhost\" is not a network"), "{e}");
+    let e = err(r#"{"webFetch": {"allowPrivateNetwork": "yes"}}"#);
+    assert!(e.contains("must be true, false or a list"), "{e}");
+    assert!(err(r#"{"webFetch": {"maxBody": 1}}"#).contains("unknown field `maxBody`"));
 }

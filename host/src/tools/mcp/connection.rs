@@ -310,7 +310,7 @@ impl ServerConn {
 
 /// Installs rustls' `ring` provider as the process default (once; an
 /// already-installed provider is kept).
-fn ensure_crypto_provider() {
+pub(crate) fn ensure_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // See `ring_provider` on its deprecation.

@@ -18,6 +18,7 @@
 
 mod config;
 mod connection;
+pub(crate) use connection::ensure_crypto_provider;
 mod tool;
 
 use std::path::PathBuf;

@@ -1,0 +1,377 @@
+//! The web-platform globals scripts written for browsers, Node and Deno
+//! assume (`URL`, `TextEncoder`, `crypto`, `fetch`, `Intl`, ...).
+//!
+//! They are installed lazily: the prelude defines an accessor for each name,
+//! and the first script that touches one loads its group — one of the
+//! `platform/*.js` files, compiled then — so a context that never uses them
+//! pays neither the time nor the memory (the booted heap every context maps
+//! stays as it was). The group files are plain JavaScript over the natives
+//! here, which do what JavaScript cannot do well: the WHATWG URL parser (the
+//! `url` crate), UTF-8 and base64, SHA digests and HMAC (RustCrypto), and
+//! random bytes for `crypto` (ChaCha20 keyed by the host's recorded random
+//! draws, so a resumed session sees the same values).
+
+use rquickjs::function::Opt;
+use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, TypedArray, Value};
+
+/// The group files, by the name `load(name)` takes.
+const GROUPS: &[(&str, &str)] = &[
+    ("url", include_str!("platform/url.js")),
+    ("encoding", include_str!("platform/encoding.js")),
+    ("crypto", include_str!("platform/crypto.js")),
+    // TEMP ("events", include_str!("platform/events.js")),
+    // TEMP ("clone", include_str!("platform/clone.js")),
+    // TEMP ("fetch", include_str!("platform/fetch.js")),
+    // TEMP ("intl", include_str!("platform/intl.js")),
+];
+
+/// `platformGroup(name)`: the group's function (`(platform, load) => exports`),
+/// compiled now. An unknown name is a TypeError.
+fn platform_group<'js>(ctx: Ctx<'js>, name: String) -> rquickjs::Result<Value<'js>> {
+    let Some((_, source)) = GROUPS.iter().find(|(n, _)| *n == name) else {
+        return Err(Exception::throw_type(&ctx, &format!("no platform group named {name:?}")));
+    };
+    crate::managed::eval_without_source(&ctx, source)
+}
+
+/// The bytes of a Uint8Array (copied; a detached one is empty).
+fn bytes_of(view: &TypedArray<'_, u8>) -> Vec<u8> {
+    // SAFETY: the view is alive for the call and nothing runs JavaScript
+    // while the slice is read.
+    unsafe { view.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
+}
+
+/// A new ArrayBuffer holding `bytes`.
+fn array_buffer<'js>(ctx: &Ctx<'js>, bytes: Vec<u8>) -> rquickjs::Result<ArrayBuffer<'js>> {
+    ArrayBuffer::new(ctx.clone(), bytes)
+}
+
+// ---- URL ---------------------------------------------------------------------
+
+/// The parts of a URL the JavaScript `URL` reads: href, origin, protocol,
+/// username, password, host, hostname, port, pathname, search, hash.
+fn url_parts<'js>(ctx: &Ctx<'js>, url: &url::Url) -> rquickjs::Result<Array<'js>> {
+    use url::quirks as q;
+    let parts = Array::new(ctx.clone())?;
+    let texts: [&str; 11] = [
+        q::href(url),
+        &q::origin(url),
+        q::protocol(url),
+        q::username(url),
+        q::password(url),
+        q::host(url),
+        q::hostname(url),
+        q::port(url),
+        q::pathname(url),
+        q::search(url),
+        q::hash(url),
+    ];
+    for (i, t) in texts.iter().enumerate() {
+        parts.set(i, *t)?;
+    }
+    Ok(parts)
+}
+
+/// `urlParse(input, base?)`: the parts of the URL, or `null` when `input`
+/// (against `base`, when given) is not a valid URL.
+fn url_parse<'js>(ctx: Ctx<'js>, input: String, base: Opt<String>) -> rquickjs::Result<Value<'js>> {
+    let parsed = match base.0 {
+        None => url::Url::parse(&input),
+        Some(base) => match url::Url::parse(&base) {
+            Ok(base) => url::Url::options().base_url(Some(&base)).parse(&input),
+            Err(e) => Err(e),
+        },
+    };
+    match parsed {
+        Ok(url) => Ok(url_parts(&ctx, &url)?.into_value()),
+        Err(_) => Ok(Value::new_null(ctx)),
+    }
+}
+
+/// `urlSet(href, part, value)`: the parts after setting `part` (the name of a
+/// URL attribute) of the URL `href`, as the WHATWG setters do: a value a
+/// setter cannot take leaves the URL unchanged; for `href` it is `null`.
+fn url_set<'js>(ctx: Ctx<'js>, href: String, part: String, value: String) -> rquickjs::Result<Value<'js>> {
+    use url::quirks as q;
+    let Ok(mut url) = url::Url::parse(&href) else {
+        return Ok(Value::new_null(ctx));
+    };
+    // Each setter but href's ignores a value it cannot take, as the
+    // standard's setters do.
+    match part.as_str() {
+        "href" => {
+            if q::set_href(&mut url, &value).is_err() {
+                return Ok(Value::new_null(ctx));
+            }
+        }
+        "protocol" => {
+            let _ = q::set_protocol(&mut url, &value);
+        }
+        "username" => {
+            let _ = q::set_username(&mut url, &value);
+        }
+        "password" => {
+            let _ = q::set_password(&mut url, &value);
+        }
+        "host" => {
+            let _ = q::set_host(&mut url, &value);
+        }
+        "hostname" => {
+            let _ = q::set_hostname(&mut url, &value);
+        }
+        "port" => {
+            let _ = q::set_port(&mut url, &value);
+        }
+        "pathname" => q::set_pathname(&mut url, &value),
+        "search" => q::set_search(&mut url, &value),
+        "hash" => q::set_hash(&mut url, &value),
+        other => return Err(Exception::throw_type(&ctx, &format!("URL has no settable part {other:?}"))),
+    }
+    Ok(url_parts(&ctx, &url)?.into_value())
+}
+
+/// `formParse(text)`: the name/value pairs of an
+/// `application/x-www-form-urlencoded` string, flat (`[n0, v0, n1, v1, ...]`).
+fn form_parse<'js>(ctx: Ctx<'js>, text: String) -> rquickjs::Result<Array<'js>> {
+    let out = Array::new(ctx)?;
+    let mut i = 0;
+    for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
+        out.set(i, k.as_ref())?;
+        out.set(i + 1, v.as_ref())?;
+        i += 2;
+    }
+    Ok(out)
+}
+
+/// `formSerialize(pairs)`: the `application/x-www-form-urlencoded` text of
+/// flat name/value pairs.
+fn form_serialize(pairs: Vec<String>) -> String {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for pair in pairs.chunks(2) {
+        s.append_pair(&pair[0], pair.get(1).map_or("", String::as_str));
+    }
+    s.finish()
+}
+
+// ---- encoding ----------------------------------------------------------------
+
+/// `utf8Encode(text)`: the UTF-8 bytes (the caller made `text` well-formed).
+fn utf8_encode<'js>(ctx: Ctx<'js>, text: String) -> rquickjs::Result<TypedArray<'js, u8>> {
+    TypedArray::new(ctx, text.into_bytes())
+}
+
+/// `utf8EncodeInto(text, dest)`: as much of `text` as fits into `dest`, whole
+/// characters only: `[UTF-16 code units read, bytes written]`.
+fn utf8_encode_into<'js>(ctx: Ctx<'js>, text: String, dest: TypedArray<'js, u8>) -> rquickjs::Result<Array<'js>> {
+    let (mut read, mut written) = (0usize, 0usize);
+    if let Some(raw) = dest.as_raw() {
+        // SAFETY: the view's bytes are alive for the call, and nothing else
+        // touches them while this native runs.
+        let out = unsafe { &mut *raw.as_ptr() };
+        for c in text.chars() {
+            let n = c.len_utf8();
+            if written + n > out.len() {
+                break;
+            }
+            c.encode_utf8(&mut out[written..written + n]);
+            written += n;
+            read += c.len_utf16();
+        }
+    }
+    let result = Array::new(ctx)?;
+    result.set(0, read as f64)?;
+    result.set(1, written as f64)?;
+    Ok(result)
+}
+
+/// `utf8Decode(bytes, fatal, ignoreBOM)`: the text of UTF-8 `bytes`; invalid
+/// sequences become U+FFFD (maximal subparts, as the Encoding standard
+/// says), or, with `fatal`, throw a TypeError. A leading BOM is dropped
+/// unless `ignoreBOM`.
+fn utf8_decode<'js>(ctx: Ctx<'js>, bytes: TypedArray<'js, u8>, fatal: Opt<bool>, ignore_bom: Opt<bool>) -> rquickjs::Result<String> {
+    let bytes = bytes_of(&bytes);
+    let body = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) if !ignore_bom.0.unwrap_or(false) => rest,
+        _ => &bytes[..],
+    };
+    if fatal.0.unwrap_or(false) {
+        return match std::str::from_utf8(body) {
+            Ok(s) => Ok(s.to_string()),
+            Err(e) => Err(Exception::throw_type(
+                &ctx,
+                &format!("The encoded data was not valid for encoding utf-8 (at byte {})", e.valid_up_to()),
+            )),
+        };
+    }
+    Ok(String::from_utf8_lossy(body).into_owned())
+}
+
+/// `utf8Incomplete(bytes)`: how many bytes at the end of `bytes` begin a
+/// UTF-8 sequence that more bytes could complete (0 to 3), for streaming.
+fn utf8_incomplete(bytes: TypedArray<'_, u8>) -> u32 {
+    let bytes = bytes_of(&bytes);
+    for back in 1..=3.min(bytes.len()) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: look further back
+        }
+        let need = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return 0,
+        };
+        if back >= need {
+            return 0;
+        }
+        // The tail must be a valid prefix (e.g. E0 needs A0..BF next).
+        let tail = &bytes[bytes.len() - back..];
+        let second_ok = tail.get(1).is_none_or(|&c| match b {
+            0xE0 => (0xA0..=0xBF).contains(&c),
+            0xED => (0x80..=0x9F).contains(&c),
+            0xF0 => (0x90..=0xBF).contains(&c),
+            0xF4 => (0x80..=0x8F).contains(&c),
+            _ => (0x80..=0xBF).contains(&c),
+        });
+        return if second_ok { back as u32 } else { 0 };
+    }
+    0
+}
+
+/// `base64Encode(bytes)`: standard, padded base64.
+fn base64_encode(bytes: TypedArray<'_, u8>) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes_of(&bytes))
+}
+
+/// `base64Decode(text)`: the bytes of standard base64 (padding optional).
+fn base64_decode<'js>(ctx: Ctx<'js>, text: String) -> rquickjs::Result<TypedArray<'js, u8>> {
+    use base64::Engine;
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    match engine.decode(text.as_bytes()) {
+        Ok(bytes) => TypedArray::new(ctx, bytes),
+        Err(e) => Err(Exception::throw_type(&ctx, &format!("invalid base64: {e}"))),
+    }
+}
+
+// ---- crypto ------------------------------------------------------------------
+
+/// The digest algorithms `crypto.subtle` knows, by their WebCrypto names.
+fn digest_bytes(alg: &str, data: &[u8]) -> Option<Vec<u8>> {
+    use sha2::Digest;
+    Some(match alg {
+        "SHA-1" => sha1::Sha1::digest(data).to_vec(),
+        "SHA-256" => sha2::Sha256::digest(data).to_vec(),
+        "SHA-384" => sha2::Sha384::digest(data).to_vec(),
+        "SHA-512" => sha2::Sha512::digest(data).to_vec(),
+        _ => return None,
+    })
+}
+
+/// `digest(alg, bytes)`: the digest as an ArrayBuffer.
+fn digest<'js>(ctx: Ctx<'js>, alg: String, data: TypedArray<'js, u8>) -> rquickjs::Result<ArrayBuffer<'js>> {
+    match digest_bytes(&alg, &bytes_of(&data)) {
+        Some(d) => array_buffer(&ctx, d),
+        None => Err(Exception::throw_type(&ctx, &format!("unknown digest {alg:?}"))),
+    }
+}
+
+/// The HMAC of `data` under `key` with `alg`.
+fn hmac_bytes(alg: &str, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
+    use hmac::{KeyInit, Mac};
+    fn run<M: Mac + KeyInit>(key: &[u8], data: &[u8]) -> Vec<u8> {
+        // HMAC takes keys of any length.
+        let mut mac = <M as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+        mac.update(data);
+        mac.finalize().into_bytes().to_vec()
+    }
+    Some(match alg {
+        "SHA-1" => run::<hmac::Hmac<sha1::Sha1>>(key, data),
+        "SHA-256" => run::<hmac::Hmac<sha2::Sha256>>(key, data),
+        "SHA-384" => run::<hmac::Hmac<sha2::Sha384>>(key, data),
+        "SHA-512" => run::<hmac::Hmac<sha2::Sha512>>(key, data),
+        _ => return None,
+    })
+}
+
+/// `hmac(alg, key, data)`: the HMAC as an ArrayBuffer.
+fn hmac_sign<'js>(
+    ctx: Ctx<'js>,
+    alg: String,
+    key: TypedArray<'js, u8>,
+    data: TypedArray<'js, u8>,
+) -> rquickjs::Result<ArrayBuffer<'js>> {
+    match hmac_bytes(&alg, &bytes_of(&key), &bytes_of(&data)) {
+        Some(d) => array_buffer(&ctx, d),
+        None => Err(Exception::throw_type(&ctx, &format!("unknown HMAC hash {alg:?}"))),
+    }
+}
+
+/// `hmacVerify(alg, key, signature, data)`: whether `signature` is the HMAC
+/// (compared in constant time).
+fn hmac_verify<'js>(
+    ctx: Ctx<'js>,
+    alg: String,
+    key: TypedArray<'js, u8>,
+    signature: TypedArray<'js, u8>,
+    data: TypedArray<'js, u8>,
+) -> rquickjs::Result<bool> {
+    let Some(expected) = hmac_bytes(&alg, &bytes_of(&key), &bytes_of(&data)) else {
+        return Err(Exception::throw_type(&ctx, &format!("unknown HMAC hash {alg:?}")));
+    };
+    let given = bytes_of(&signature);
+    if given.len() != expected.len() {
+        return Ok(false);
+    }
+    let diff = given.iter().zip(&expected).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    Ok(std::hint::black_box(diff) == 0)
+}
+
+/// `randomFill(bytes)`: fill `bytes` with random bytes. The key is four of
+/// the host's 64-bit random draws (recorded, so replay gives the same
+/// bytes); ChaCha20 stretches it to the length asked for.
+fn random_fill(bytes: TypedArray<'_, u8>) {
+    use rand_core::Rng;
+    let mut seed = [0u8; 32];
+    for chunk in seed.chunks_mut(8) {
+        chunk.copy_from_slice(&crate::wrepl::sandbox::host::random_u64().to_le_bytes());
+    }
+    let mut rng = <chacha20::ChaCha20Rng as rand_core::SeedableRng>::from_seed(seed);
+    if let Some(raw) = bytes.as_raw() {
+        // SAFETY: the view's bytes are alive for the call, and nothing else
+        // touches them while this native runs.
+        rng.fill_bytes(unsafe { &mut *raw.as_ptr() });
+    }
+}
+
+/// The `platform` object the group files receive.
+pub(crate) fn platform_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let p = Object::new(ctx.clone())?;
+    p.set("urlParse", Function::new(ctx.clone(), url_parse)?)?;
+    p.set("urlSet", Function::new(ctx.clone(), url_set)?)?;
+    p.set("formParse", Function::new(ctx.clone(), form_parse)?)?;
+    p.set("formSerialize", Function::new(ctx.clone(), form_serialize)?)?;
+    p.set("utf8Encode", Function::new(ctx.clone(), utf8_encode)?)?;
+    p.set("utf8EncodeInto", Function::new(ctx.clone(), utf8_encode_into)?)?;
+    p.set("utf8Decode", Function::new(ctx.clone(), utf8_decode)?)?;
+    p.set("utf8Incomplete", Function::new(ctx.clone(), utf8_incomplete)?)?;
+    p.set("base64Encode", Function::new(ctx.clone(), base64_encode)?)?;
+    p.set("base64Decode", Function::new(ctx.clone(), base64_decode)?)?;
+    p.set("digest", Function::new(ctx.clone(), digest)?)?;
+    p.set("hmac", Function::new(ctx.clone(), hmac_sign)?)?;
+    p.set("hmacVerify", Function::new(ctx.clone(), hmac_verify)?)?;
+    p.set("randomFill", Function::new(ctx.clone(), random_fill)?)?;
+    p.set("startCall", Function::new(ctx.clone(), crate::natives::start_call)?)?;
+    Ok(p)
+}
+
+/// Install `platformGroup` and `platform` on the native bridge.
+pub(crate) fn install<'js>(ctx: &Ctx<'js>, native: &Object<'js>) -> rquickjs::Result<()> {
+    native.set("platformGroup", Function::new(ctx.clone(), platform_group)?)?;
+    native.set("platform", platform_natives(ctx)?)?;
+    Ok(())
+}
