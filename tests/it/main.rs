@@ -32,3 +32,4 @@ mod shell_rules;
 mod snapshots;
 mod terminal;
 mod types;
+mod web_platform;

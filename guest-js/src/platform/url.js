@@ -193,9 +193,11 @@
     get searchParams() {
       const s = state(this);
       if (s.params === null) {
-        const q = s.parts[SEARCH];
-        s.params = new URLSearchParams(q.startsWith("?") ? q.slice(1) : q);
+        // Its list is the query's (not the constructor's, which would drop
+        // a second leading "?").
+        s.params = new URLSearchParams();
         plist(s.params).url = this;
+        reparse(s);
       }
       return s.params;
     }
