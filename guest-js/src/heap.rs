@@ -13,6 +13,37 @@ thread_local! {
     static HEAP_EXHAUSTED: Cell<bool> = const { Cell::new(false) };
     /// The JavaScript heap limit in bytes, set by `init` (unlimited while booting).
     static HEAP_LIMIT: Cell<usize> = const { Cell::new(usize::MAX) };
+    /// Bytes in use: QuickJS's allocations, and the working memory natives
+    /// hold while they run (see [`charge`]).
+    static USED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Working memory a native holds against the heap limit: released on drop.
+pub(crate) struct Charge(usize);
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        USED.with(|u| u.set(u.get().saturating_sub(self.0)));
+    }
+}
+
+/// Count `bytes` of a native's working memory (Rust buffers, which QuickJS
+/// does not see) against the heap limit, or `None` when they do not fit:
+/// a native that needs more memory than the heap has left fails with an
+/// error instead of taking the guest's linear memory past its cap (a trap
+/// that would lose the context). Never latches heap exhaustion.
+pub(crate) fn charge(bytes: usize) -> Option<Charge> {
+    let limit = HEAP_LIMIT.with(Cell::get);
+    USED.with(|u| {
+        let next = u.get().checked_add(bytes).filter(|n| *n <= limit)?;
+        u.set(next);
+        Some(Charge(bytes))
+    })
+}
+
+/// The heap limit and the bytes in use, for messages.
+pub(crate) fn usage() -> (usize, usize) {
+    (HEAP_LIMIT.with(Cell::get), USED.with(Cell::get))
 }
 
 /// A refused allocation smaller than this means the heap is full to the
@@ -44,17 +75,17 @@ pub(crate) fn set_limit(memory_limit: u64) {
 /// one latches [`HEAP_EXHAUSTED`].
 pub(crate) struct HeapLimit {
     inner: RustAllocator,
-    used: usize,
 }
 
 impl HeapLimit {
     /// An allocator with nothing allocated yet.
     pub(crate) fn new() -> Self {
-        HeapLimit { inner: RustAllocator, used: 0 }
+        USED.with(|u| u.set(0));
+        HeapLimit { inner: RustAllocator }
     }
 
     fn admit(&mut self, extra: usize) -> bool {
-        if self.used.saturating_add(extra) <= HEAP_LIMIT.with(|l| l.get()) {
+        if USED.with(Cell::get).saturating_add(extra) <= HEAP_LIMIT.with(|l| l.get()) {
             return true;
         }
         if extra < EXHAUSTED_BELOW {
@@ -72,7 +103,8 @@ unsafe impl Allocator for HeapLimit {
         let p = self.inner.alloc(size);
         if !p.is_null() {
             // SAFETY: `p` was just returned by the inner allocator.
-            self.used += unsafe { RustAllocator::usable_size(p) } + ALLOC_OVERHEAD;
+            let n = unsafe { RustAllocator::usable_size(p) } + ALLOC_OVERHEAD;
+            USED.with(|u| u.set(u.get() + n));
         }
         p
     }
@@ -84,7 +116,8 @@ unsafe impl Allocator for HeapLimit {
         let p = self.inner.calloc(count, size);
         if !p.is_null() {
             // SAFETY: `p` was just returned by the inner allocator.
-            self.used += unsafe { RustAllocator::usable_size(p) } + ALLOC_OVERHEAD;
+            let n = unsafe { RustAllocator::usable_size(p) } + ALLOC_OVERHEAD;
+            USED.with(|u| u.set(u.get() + n));
         }
         p
     }
@@ -92,7 +125,7 @@ unsafe impl Allocator for HeapLimit {
     unsafe fn dealloc(&mut self, ptr: *mut u8) {
         // SAFETY: the caller passes a pointer from this allocator.
         let size = unsafe { RustAllocator::usable_size(ptr) } + ALLOC_OVERHEAD;
-        self.used = self.used.saturating_sub(size);
+        USED.with(|u| u.set(u.get().saturating_sub(size)));
         // SAFETY: as above.
         unsafe { self.inner.dealloc(ptr) }
     }
@@ -108,7 +141,7 @@ unsafe impl Allocator for HeapLimit {
         if !p.is_null() {
             // SAFETY: `p` was just returned by the inner allocator.
             let new = unsafe { RustAllocator::usable_size(p) };
-            self.used = self.used.saturating_sub(old).saturating_add(new);
+            USED.with(|u| u.set(u.get().saturating_sub(old).saturating_add(new)));
         }
         p
     }

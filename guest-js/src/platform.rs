@@ -19,9 +19,9 @@ const GROUPS: &[(&str, &str)] = &[
     ("url", include_str!("platform/url.js")),
     ("encoding", include_str!("platform/encoding.js")),
     ("crypto", include_str!("platform/crypto.js")),
-    // TEMP ("events", include_str!("platform/events.js")),
-    // TEMP ("clone", include_str!("platform/clone.js")),
-    // TEMP ("fetch", include_str!("platform/fetch.js")),
+    ("events", include_str!("platform/events.js")),
+    ("clone", include_str!("platform/clone.js")),
+    ("fetch", include_str!("platform/fetch.js")),
     // TEMP ("intl", include_str!("platform/intl.js")),
 ];
 
@@ -34,16 +34,45 @@ fn platform_group<'js>(ctx: Ctx<'js>, name: String) -> rquickjs::Result<Value<'j
     crate::managed::eval_without_source(&ctx, source)
 }
 
-/// The bytes of a Uint8Array (copied; a detached one is empty).
-fn bytes_of(view: &TypedArray<'_, u8>) -> Vec<u8> {
-    // SAFETY: the view is alive for the call and nothing runs JavaScript
-    // while the slice is read.
-    unsafe { view.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
+/// `f` of the bytes of a Uint8Array, borrowed (a detached one is empty).
+/// `f` runs no JavaScript, so the bytes cannot change or move meanwhile.
+fn with_bytes<T>(view: &TypedArray<'_, u8>, f: impl FnOnce(&[u8]) -> T) -> T {
+    // SAFETY: the view is alive for the call and no JavaScript runs while
+    // the slice is used.
+    f(unsafe { view.as_bytes() }.unwrap_or(&[]))
 }
 
-/// A new ArrayBuffer holding `bytes`.
-fn array_buffer<'js>(ctx: &Ctx<'js>, bytes: Vec<u8>) -> rquickjs::Result<ArrayBuffer<'js>> {
-    ArrayBuffer::new(ctx.clone(), bytes)
+/// Hold `bytes` of working memory against the heap limit while a native
+/// runs (its Rust buffers, which QuickJS does not count), or throw a
+/// RangeError that says so: the native never takes the guest past its
+/// memory cap.
+fn working(ctx: &Ctx<'_>, bytes: usize, what: &str) -> rquickjs::Result<crate::heap::Charge> {
+    crate::heap::charge(bytes).ok_or_else(|| {
+        let (limit, used) = crate::heap::usage();
+        Exception::throw_range(
+            ctx,
+            &format!(
+                "{what} needs {bytes} bytes of working memory, more than the JavaScript heap has left ({} of its {limit} bytes are free): work on smaller pieces",
+                limit.saturating_sub(used)
+            ),
+        )
+    })
+}
+
+/// `f` of a JavaScript string's UTF-8 text (borrowed from QuickJS, which
+/// counts it; the caller made the string well-formed).
+fn with_text<'js, T>(ctx: &Ctx<'js>, s: &rquickjs::String<'js>, f: impl FnOnce(&str) -> T) -> rquickjs::Result<T> {
+    crate::natives::with_str(ctx, s, f)
+}
+
+/// A new ArrayBuffer holding a copy of `bytes` (in the counted heap).
+fn array_buffer<'js>(ctx: &Ctx<'js>, bytes: &[u8]) -> rquickjs::Result<ArrayBuffer<'js>> {
+    ArrayBuffer::new_copy(ctx.clone(), bytes)
+}
+
+/// A new Uint8Array holding a copy of `bytes` (in the counted heap).
+fn uint8_array<'js>(ctx: &Ctx<'js>, bytes: &[u8]) -> rquickjs::Result<TypedArray<'js, u8>> {
+    TypedArray::new_copy(ctx.clone(), bytes)
 }
 
 // ---- URL ---------------------------------------------------------------------
@@ -72,112 +101,171 @@ fn url_parts<'js>(ctx: &Ctx<'js>, url: &url::Url) -> rquickjs::Result<Array<'js>
     Ok(parts)
 }
 
+/// Working memory of parsing `n` bytes of URL text: the serialization the
+/// parser builds (percent-encoding may triple a part; the buffer grows by
+/// doubling), bounded generously.
+fn url_work(n: usize) -> usize {
+    n.saturating_mul(4).saturating_add(4096)
+}
+
 /// `urlParse(input, base?)`: the parts of the URL, or `null` when `input`
 /// (against `base`, when given) is not a valid URL.
-fn url_parse<'js>(ctx: Ctx<'js>, input: String, base: Opt<String>) -> rquickjs::Result<Value<'js>> {
-    let parsed = match base.0 {
-        None => url::Url::parse(&input),
-        Some(base) => match url::Url::parse(&base) {
-            Ok(base) => url::Url::options().base_url(Some(&base)).parse(&input),
-            Err(e) => Err(e),
-        },
-    };
+fn url_parse<'js>(
+    ctx: Ctx<'js>,
+    input: rquickjs::String<'js>,
+    base: Opt<rquickjs::String<'js>>,
+) -> rquickjs::Result<Value<'js>> {
+    let parsed = with_text(&ctx, &input, |input| -> rquickjs::Result<Option<url::Url>> {
+        let base_len = match &base.0 {
+            Some(b) => with_text(&ctx, b, str::len)?,
+            None => 0,
+        };
+        let _work = working(&ctx, url_work(input.len() + base_len), "URL")?;
+        Ok(match &base.0 {
+            None => url::Url::parse(input).ok(),
+            Some(b) => with_text(&ctx, b, |b| {
+                url::Url::parse(b).ok().and_then(|base| url::Url::options().base_url(Some(&base)).parse(input).ok())
+            })?,
+        })
+    })??;
     match parsed {
-        Ok(url) => Ok(url_parts(&ctx, &url)?.into_value()),
-        Err(_) => Ok(Value::new_null(ctx)),
+        Some(url) => Ok(url_parts(&ctx, &url)?.into_value()),
+        None => Ok(Value::new_null(ctx)),
     }
 }
 
 /// `urlSet(href, part, value)`: the parts after setting `part` (the name of a
 /// URL attribute) of the URL `href`, as the WHATWG setters do: a value a
 /// setter cannot take leaves the URL unchanged; for `href` it is `null`.
-fn url_set<'js>(ctx: Ctx<'js>, href: String, part: String, value: String) -> rquickjs::Result<Value<'js>> {
+fn url_set<'js>(
+    ctx: Ctx<'js>,
+    href: rquickjs::String<'js>,
+    part: String,
+    value: rquickjs::String<'js>,
+) -> rquickjs::Result<Value<'js>> {
     use url::quirks as q;
-    let Ok(mut url) = url::Url::parse(&href) else {
-        return Ok(Value::new_null(ctx));
-    };
-    // Each setter but href's ignores a value it cannot take, as the
-    // standard's setters do.
-    match part.as_str() {
-        "href" => {
-            if q::set_href(&mut url, &value).is_err() {
-                return Ok(Value::new_null(ctx));
+    let url = with_text(&ctx, &href, |href| {
+        with_text(&ctx, &value, |value| -> rquickjs::Result<Option<url::Url>> {
+            let _work = working(&ctx, url_work(href.len() + value.len()), "URL")?;
+            let Ok(mut url) = url::Url::parse(href) else {
+                return Ok(None);
+            };
+            // Each setter but href's ignores a value it cannot take, as the
+            // standard's setters do.
+            match part.as_str() {
+                "href" => {
+                    if q::set_href(&mut url, value).is_err() {
+                        return Ok(None);
+                    }
+                }
+                "protocol" => {
+                    let _ = q::set_protocol(&mut url, value);
+                }
+                "username" => {
+                    let _ = q::set_username(&mut url, value);
+                }
+                "password" => {
+                    let _ = q::set_password(&mut url, value);
+                }
+                "host" => {
+                    let _ = q::set_host(&mut url, value);
+                }
+                "hostname" => {
+                    let _ = q::set_hostname(&mut url, value);
+                }
+                "port" => {
+                    let _ = q::set_port(&mut url, value);
+                }
+                "pathname" => q::set_pathname(&mut url, value),
+                "search" => q::set_search(&mut url, value),
+                "hash" => q::set_hash(&mut url, value),
+                other => return Err(Exception::throw_type(&ctx, &format!("URL has no settable part {other:?}"))),
             }
-        }
-        "protocol" => {
-            let _ = q::set_protocol(&mut url, &value);
-        }
-        "username" => {
-            let _ = q::set_username(&mut url, &value);
-        }
-        "password" => {
-            let _ = q::set_password(&mut url, &value);
-        }
-        "host" => {
-            let _ = q::set_host(&mut url, &value);
-        }
-        "hostname" => {
-            let _ = q::set_hostname(&mut url, &value);
-        }
-        "port" => {
-            let _ = q::set_port(&mut url, &value);
-        }
-        "pathname" => q::set_pathname(&mut url, &value),
-        "search" => q::set_search(&mut url, &value),
-        "hash" => q::set_hash(&mut url, &value),
-        other => return Err(Exception::throw_type(&ctx, &format!("URL has no settable part {other:?}"))),
+            Ok(Some(url))
+        })
+    })???;
+    match url {
+        Some(url) => Ok(url_parts(&ctx, &url)?.into_value()),
+        None => Ok(Value::new_null(ctx)),
     }
-    Ok(url_parts(&ctx, &url)?.into_value())
 }
 
 /// `formParse(text)`: the name/value pairs of an
 /// `application/x-www-form-urlencoded` string, flat (`[n0, v0, n1, v1, ...]`).
-fn form_parse<'js>(ctx: Ctx<'js>, text: String) -> rquickjs::Result<Array<'js>> {
-    let out = Array::new(ctx)?;
-    let mut i = 0;
-    for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
-        out.set(i, k.as_ref())?;
-        out.set(i + 1, v.as_ref())?;
-        i += 2;
-    }
+fn form_parse<'js>(ctx: Ctx<'js>, text: rquickjs::String<'js>) -> rquickjs::Result<Array<'js>> {
+    let out = Array::new(ctx.clone())?;
+    with_text(&ctx, &text, |text| -> rquickjs::Result<()> {
+        let _work = working(&ctx, text.len().saturating_mul(2), "URLSearchParams")?;
+        let mut i = 0;
+        for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
+            out.set(i, k.as_ref())?;
+            out.set(i + 1, v.as_ref())?;
+            i += 2;
+        }
+        Ok(())
+    })??;
     Ok(out)
 }
 
 /// `formSerialize(pairs)`: the `application/x-www-form-urlencoded` text of
-/// flat name/value pairs.
-fn form_serialize(pairs: Vec<String>) -> String {
-    let mut s = url::form_urlencoded::Serializer::new(String::new());
-    for pair in pairs.chunks(2) {
-        s.append_pair(&pair[0], pair.get(1).map_or("", String::as_str));
+/// flat name/value pairs (strings).
+fn form_serialize<'js>(ctx: Ctx<'js>, pairs: Array<'js>) -> rquickjs::Result<rquickjs::String<'js>> {
+    let mut texts: Vec<rquickjs::String<'js>> = Vec::with_capacity(pairs.len());
+    let mut total = 0usize;
+    for item in pairs.iter::<rquickjs::String<'js>>() {
+        let item = item?;
+        total = total.saturating_add(with_text(&ctx, &item, str::len)?);
+        texts.push(item);
     }
-    s.finish()
+    // Percent-encoding at most triples the text; the serializer grows.
+    let _work = working(&ctx, total.saturating_mul(6).saturating_add(64), "URLSearchParams")?;
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for pair in texts.chunks(2) {
+        with_text(&ctx, &pair[0], |name| match pair.get(1) {
+            Some(v) => with_text(&ctx, v, |value| {
+                s.append_pair(name, value);
+            }),
+            None => {
+                s.append_pair(name, "");
+                Ok(())
+            }
+        })??;
+    }
+    rquickjs::String::from_str(ctx, &s.finish())
 }
 
 // ---- encoding ----------------------------------------------------------------
 
 /// `utf8Encode(text)`: the UTF-8 bytes (the caller made `text` well-formed).
-fn utf8_encode<'js>(ctx: Ctx<'js>, text: String) -> rquickjs::Result<TypedArray<'js, u8>> {
-    TypedArray::new(ctx, text.into_bytes())
+fn utf8_encode<'js>(ctx: Ctx<'js>, text: rquickjs::String<'js>) -> rquickjs::Result<TypedArray<'js, u8>> {
+    with_text(&ctx, &text, |t| uint8_array(&ctx, t.as_bytes()))?
 }
 
 /// `utf8EncodeInto(text, dest)`: as much of `text` as fits into `dest`, whole
 /// characters only: `[UTF-16 code units read, bytes written]`.
-fn utf8_encode_into<'js>(ctx: Ctx<'js>, text: String, dest: TypedArray<'js, u8>) -> rquickjs::Result<Array<'js>> {
-    let (mut read, mut written) = (0usize, 0usize);
-    if let Some(raw) = dest.as_raw() {
-        // SAFETY: the view's bytes are alive for the call, and nothing else
-        // touches them while this native runs.
-        let out = unsafe { &mut *raw.as_ptr() };
-        for c in text.chars() {
-            let n = c.len_utf8();
-            if written + n > out.len() {
-                break;
+fn utf8_encode_into<'js>(
+    ctx: Ctx<'js>,
+    text: rquickjs::String<'js>,
+    dest: TypedArray<'js, u8>,
+) -> rquickjs::Result<Array<'js>> {
+    let (read, written) = with_text(&ctx, &text, |text| {
+        let (mut read, mut written) = (0usize, 0usize);
+        if let Some(raw) = dest.as_raw() {
+            // SAFETY: the view's bytes are alive for the call, and nothing else
+            // touches them while this native runs.
+            let out = unsafe { &mut *raw.as_ptr() };
+            for c in text.chars() {
+                let n = c.len_utf8();
+                if written + n > out.len() {
+                    break;
+                }
+                c.encode_utf8(&mut out[written..written + n]);
+                written += n;
+                read += c.len_utf16();
             }
-            c.encode_utf8(&mut out[written..written + n]);
-            written += n;
-            read += c.len_utf16();
         }
-    }
+        (read, written)
+    })?;
     let result = Array::new(ctx)?;
     result.set(0, read as f64)?;
     result.set(1, written as f64)?;
@@ -188,74 +276,112 @@ fn utf8_encode_into<'js>(ctx: Ctx<'js>, text: String, dest: TypedArray<'js, u8>)
 /// sequences become U+FFFD (maximal subparts, as the Encoding standard
 /// says), or, with `fatal`, throw a TypeError. A leading BOM is dropped
 /// unless `ignoreBOM`.
-fn utf8_decode<'js>(ctx: Ctx<'js>, bytes: TypedArray<'js, u8>, fatal: Opt<bool>, ignore_bom: Opt<bool>) -> rquickjs::Result<String> {
-    let bytes = bytes_of(&bytes);
-    let body = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        Some(rest) if !ignore_bom.0.unwrap_or(false) => rest,
-        _ => &bytes[..],
-    };
-    if fatal.0.unwrap_or(false) {
-        return match std::str::from_utf8(body) {
-            Ok(s) => Ok(s.to_string()),
-            Err(e) => Err(Exception::throw_type(
+fn utf8_decode<'js>(
+    ctx: Ctx<'js>,
+    bytes: TypedArray<'js, u8>,
+    fatal: Opt<bool>,
+    ignore_bom: Opt<bool>,
+) -> rquickjs::Result<rquickjs::String<'js>> {
+    with_bytes(&bytes, |bytes| {
+        let body = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) if !ignore_bom.0.unwrap_or(false) => rest,
+            _ => bytes,
+        };
+        match std::str::from_utf8(body) {
+            Ok(s) => rquickjs::String::from_str(ctx.clone(), s),
+            Err(e) if fatal.0.unwrap_or(false) => Err(Exception::throw_type(
                 &ctx,
                 &format!("The encoded data was not valid for encoding utf-8 (at byte {})", e.valid_up_to()),
             )),
-        };
-    }
-    Ok(String::from_utf8_lossy(body).into_owned())
+            Err(_) => {
+                // The exact size first, so the one buffer is all there is.
+                let size: usize =
+                    body.utf8_chunks().map(|c| c.valid().len() + if c.invalid().is_empty() { 0 } else { 3 }).sum();
+                let _work = working(&ctx, size, "TextDecoder.decode")?;
+                let mut out = String::new();
+                if out.try_reserve_exact(size).is_err() {
+                    return Err(Exception::throw_range(&ctx, "TextDecoder.decode: out of memory"));
+                }
+                for c in body.utf8_chunks() {
+                    out.push_str(c.valid());
+                    if !c.invalid().is_empty() {
+                        out.push('\u{FFFD}');
+                    }
+                }
+                rquickjs::String::from_str(ctx.clone(), &out)
+            }
+        }
+    })
 }
 
 /// `utf8Incomplete(bytes)`: how many bytes at the end of `bytes` begin a
 /// UTF-8 sequence that more bytes could complete (0 to 3), for streaming.
 fn utf8_incomplete(bytes: TypedArray<'_, u8>) -> u32 {
-    let bytes = bytes_of(&bytes);
-    for back in 1..=3.min(bytes.len()) {
-        let b = bytes[bytes.len() - back];
-        if b & 0xC0 == 0x80 {
-            continue; // a continuation byte: look further back
+    with_bytes(&bytes, |bytes| {
+        for back in 1..=3.min(bytes.len()) {
+            let b = bytes[bytes.len() - back];
+            if b & 0xC0 == 0x80 {
+                continue; // a continuation byte: look further back
+            }
+            let need = match b {
+                0xC2..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF4 => 4,
+                _ => return 0,
+            };
+            if back >= need {
+                return 0;
+            }
+            // The tail must be a valid prefix (e.g. E0 needs A0..BF next).
+            let tail = &bytes[bytes.len() - back..];
+            let second_ok = tail.get(1).is_none_or(|&c| match b {
+                0xE0 => (0xA0..=0xBF).contains(&c),
+                0xED => (0x80..=0x9F).contains(&c),
+                0xF0 => (0x90..=0xBF).contains(&c),
+                0xF4 => (0x80..=0x8F).contains(&c),
+                _ => (0x80..=0xBF).contains(&c),
+            });
+            return if second_ok { back as u32 } else { 0 };
         }
-        let need = match b {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return 0,
-        };
-        if back >= need {
-            return 0;
-        }
-        // The tail must be a valid prefix (e.g. E0 needs A0..BF next).
-        let tail = &bytes[bytes.len() - back..];
-        let second_ok = tail.get(1).is_none_or(|&c| match b {
-            0xE0 => (0xA0..=0xBF).contains(&c),
-            0xED => (0x80..=0x9F).contains(&c),
-            0xF0 => (0x90..=0xBF).contains(&c),
-            0xF4 => (0x80..=0x8F).contains(&c),
-            _ => (0x80..=0xBF).contains(&c),
-        });
-        return if second_ok { back as u32 } else { 0 };
-    }
-    0
+        0
+    })
 }
 
 /// `base64Encode(bytes)`: standard, padded base64.
-fn base64_encode(bytes: TypedArray<'_, u8>) -> String {
+fn base64_encode<'js>(ctx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> rquickjs::Result<rquickjs::String<'js>> {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes_of(&bytes))
+    with_bytes(&bytes, |bytes| {
+        let size = bytes.len().div_ceil(3).saturating_mul(4);
+        let _work = working(&ctx, size, "base64")?;
+        let mut out = String::new();
+        if out.try_reserve_exact(size).is_err() {
+            return Err(Exception::throw_range(&ctx, "base64: out of memory"));
+        }
+        base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut out);
+        rquickjs::String::from_str(ctx.clone(), &out)
+    })
 }
 
 /// `base64Decode(text)`: the bytes of standard base64 (padding optional).
-fn base64_decode<'js>(ctx: Ctx<'js>, text: String) -> rquickjs::Result<TypedArray<'js, u8>> {
+fn base64_decode<'js>(ctx: Ctx<'js>, text: rquickjs::String<'js>) -> rquickjs::Result<TypedArray<'js, u8>> {
     use base64::Engine;
     let engine = base64::engine::GeneralPurpose::new(
         &base64::alphabet::STANDARD,
         base64::engine::GeneralPurposeConfig::new()
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
     );
-    match engine.decode(text.as_bytes()) {
-        Ok(bytes) => TypedArray::new(ctx, bytes),
-        Err(e) => Err(Exception::throw_type(&ctx, &format!("invalid base64: {e}"))),
-    }
+    with_text(&ctx, &text, |text| {
+        let size = text.len() / 4 * 3 + 3;
+        let _work = working(&ctx, size, "base64")?;
+        let mut out = Vec::new();
+        if out.try_reserve_exact(size).is_err() {
+            return Err(Exception::throw_range(&ctx, "base64: out of memory"));
+        }
+        match engine.decode_vec(text.as_bytes(), &mut out) {
+            Ok(()) => uint8_array(&ctx, &out),
+            Err(e) => Err(Exception::throw_type(&ctx, &format!("invalid base64: {e}"))),
+        }
+    })?
 }
 
 // ---- crypto ------------------------------------------------------------------
@@ -274,8 +400,8 @@ fn digest_bytes(alg: &str, data: &[u8]) -> Option<Vec<u8>> {
 
 /// `digest(alg, bytes)`: the digest as an ArrayBuffer.
 fn digest<'js>(ctx: Ctx<'js>, alg: String, data: TypedArray<'js, u8>) -> rquickjs::Result<ArrayBuffer<'js>> {
-    match digest_bytes(&alg, &bytes_of(&data)) {
-        Some(d) => array_buffer(&ctx, d),
+    match with_bytes(&data, |d| digest_bytes(&alg, d)) {
+        Some(d) => array_buffer(&ctx, &d),
         None => Err(Exception::throw_type(&ctx, &format!("unknown digest {alg:?}"))),
     }
 }
@@ -283,19 +409,19 @@ fn digest<'js>(ctx: Ctx<'js>, alg: String, data: TypedArray<'js, u8>) -> rquickj
 /// The HMAC of `data` under `key` with `alg`.
 fn hmac_bytes(alg: &str, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
     use hmac::{KeyInit, Mac};
-    fn run<M: Mac + KeyInit>(key: &[u8], data: &[u8]) -> Vec<u8> {
+    fn run<M: Mac + KeyInit>(key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
         // HMAC takes keys of any length.
-        let mut mac = <M as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+        let mut mac = <M as KeyInit>::new_from_slice(key).ok()?;
         mac.update(data);
-        mac.finalize().into_bytes().to_vec()
+        Some(mac.finalize().into_bytes().to_vec())
     }
-    Some(match alg {
+    match alg {
         "SHA-1" => run::<hmac::Hmac<sha1::Sha1>>(key, data),
         "SHA-256" => run::<hmac::Hmac<sha2::Sha256>>(key, data),
         "SHA-384" => run::<hmac::Hmac<sha2::Sha384>>(key, data),
         "SHA-512" => run::<hmac::Hmac<sha2::Sha512>>(key, data),
-        _ => return None,
-    })
+        _ => None,
+    }
 }
 
 /// `hmac(alg, key, data)`: the HMAC as an ArrayBuffer.
@@ -305,8 +431,8 @@ fn hmac_sign<'js>(
     key: TypedArray<'js, u8>,
     data: TypedArray<'js, u8>,
 ) -> rquickjs::Result<ArrayBuffer<'js>> {
-    match hmac_bytes(&alg, &bytes_of(&key), &bytes_of(&data)) {
-        Some(d) => array_buffer(&ctx, d),
+    match with_bytes(&key, |k| with_bytes(&data, |d| hmac_bytes(&alg, k, d))) {
+        Some(d) => array_buffer(&ctx, &d),
         None => Err(Exception::throw_type(&ctx, &format!("unknown HMAC hash {alg:?}"))),
     }
 }
@@ -320,15 +446,16 @@ fn hmac_verify<'js>(
     signature: TypedArray<'js, u8>,
     data: TypedArray<'js, u8>,
 ) -> rquickjs::Result<bool> {
-    let Some(expected) = hmac_bytes(&alg, &bytes_of(&key), &bytes_of(&data)) else {
+    let Some(expected) = with_bytes(&key, |k| with_bytes(&data, |d| hmac_bytes(&alg, k, d))) else {
         return Err(Exception::throw_type(&ctx, &format!("unknown HMAC hash {alg:?}")));
     };
-    let given = bytes_of(&signature);
-    if given.len() != expected.len() {
-        return Ok(false);
-    }
-    let diff = given.iter().zip(&expected).fold(0u8, |acc, (a, b)| acc | (a ^ b));
-    Ok(std::hint::black_box(diff) == 0)
+    Ok(with_bytes(&signature, |given| {
+        if given.len() != expected.len() {
+            return false;
+        }
+        let diff = given.iter().zip(&expected).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        std::hint::black_box(diff) == 0
+    }))
 }
 
 /// `randomFill(bytes)`: fill `bytes` with random bytes. The key is four of

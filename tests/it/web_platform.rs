@@ -104,7 +104,11 @@ async fn text_encoding() {
     assert_eq!(r[6], "€");
     assert_eq!(r[7], "A");
     assert_eq!(r[8], 2);
-    assert!(r[9].as_str().unwrap().starts_with("RangeError") && r[9].as_str().unwrap().contains("UTF-8 only"), "{}", r[9]);
+    assert!(
+        r[9].as_str().unwrap().starts_with("RangeError") && r[9].as_str().unwrap().contains("UTF-8 only"),
+        "{}",
+        r[9]
+    );
     assert_eq!((r[10].as_str(), r[11].as_str()), (Some("aGk="), Some("hi")));
 }
 
@@ -151,10 +155,7 @@ async fn crypto_vectors() {
     assert_eq!(r["verify"], serde_json::json!([true, false]));
     assert_eq!(r["jwk"], "SmVmZQ");
     let uuid = r["uuid"].as_str().unwrap();
-    assert!(
-        uuid.len() == 36 && &uuid[14..15] == "4" && "89ab".contains(&uuid[19..20]),
-        "a version 4 UUID: {uuid}"
-    );
+    assert!(uuid.len() == 36 && &uuid[14..15] == "4" && "89ab".contains(&uuid[19..20]), "a version 4 UUID: {uuid}");
     assert_eq!(r["quota"], "QuotaExceededError");
     assert_eq!(r["float"], "TypeMismatchError");
     assert_eq!(r["md5"], "NotSupportedError");
@@ -244,6 +245,7 @@ fn serve() -> Server {
 
 fn handle(mut stream: TcpStream, port: u16, hits: &AtomicUsize) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_nodelay(true)?;
     let mut reader = BufReader::new(stream.try_clone()?);
     loop {
         let mut line = String::new();
@@ -279,8 +281,18 @@ fn handle(mut stream: TcpStream, port: u16, hits: &AtomicUsize) -> std::io::Resu
         };
         match path {
             "/text" => respond(&mut stream, "200 OK", "content-type: text/plain\r\n", b"hello")?,
-            "/json" => respond(&mut stream, "200 OK", "content-type: application/json\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n", br#"{"a":[1,2]}"#)?,
-            "/binary" => respond(&mut stream, "200 OK", "content-type: application/octet-stream\r\n", &(0..=255u8).collect::<Vec<_>>())?,
+            "/json" => respond(
+                &mut stream,
+                "200 OK",
+                "content-type: application/json\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n",
+                br#"{"a":[1,2]}"#,
+            )?,
+            "/binary" => respond(
+                &mut stream,
+                "200 OK",
+                "content-type: application/octet-stream\r\n",
+                &(0..=255u8).collect::<Vec<_>>(),
+            )?,
             "/echo" => {
                 let h: serde_json::Map<String, serde_json::Value> =
                     headers.iter().map(|(n, v)| (n.clone(), serde_json::Value::String(v.clone()))).collect();
@@ -415,7 +427,11 @@ fn fetch_refuses_non_public_addresses_after_resolution() {
          await why("http://2130706434:{port}/text")]
         "#
     );
-    let o = fetch_eval(dir.path(), &["--json", "--allow", "WebFetch(domain:127.0.0.2)", "--allow", "WebFetch(domain:[::1])"], &code);
+    let o = fetch_eval(
+        dir.path(),
+        &["--json", "--allow", "WebFetch(domain:127.0.0.2)", "--allow", "WebFetch(domain:[::1])"],
+        &code,
+    );
     assert!(o.status.success(), "{}\n{}", out(&o), err_text(&o));
     let v: serde_json::Value = serde_json::from_str(out(&o).trim()).unwrap();
     let r = &v["result"];
@@ -427,7 +443,13 @@ fn fetch_refuses_non_public_addresses_after_resolution() {
     // Without the grant, even a name resolving to loopback is refused.
     let o = wrepl_in(
         dir.path(),
-        &["eval", "--allow", "WebFetch(domain:localhost)", "-e", &format!("await fetch('http://localhost:{port}/text')")],
+        &[
+            "eval",
+            "--allow",
+            "WebFetch(domain:localhost)",
+            "-e",
+            &format!("await fetch('http://localhost:{port}/text')"),
+        ],
     );
     assert!(!o.status.success());
     assert!(err_text(&o).contains("localhost resolves only to non-public addresses (127.0.0.1"), "{}", err_text(&o));
@@ -447,7 +469,8 @@ fn fetch_caps_name_themselves() {
     let s = serve();
     let dir = tempfile::tempdir().unwrap();
     let base = format!("http://127.0.0.1:{}", s.port);
-    std::fs::write(dir.path().join("settings.json"), r#"{"webFetch": {"maxBodyBytes": 4096, "timeoutMs": 1500}}"#).unwrap();
+    std::fs::write(dir.path().join("settings.json"), r#"{"webFetch": {"maxBodyBytes": 4096, "timeoutMs": 1500}}"#)
+        .unwrap();
     let code = format!(
         r#"
         const why = (u, o) => fetch(u, o).then(async (r) => "fetched " + (await r.text()).length, (e) => e.message);
@@ -463,11 +486,20 @@ fn fetch_caps_name_themselves() {
     let v: serde_json::Value = serde_json::from_str(out(&o).trim()).unwrap();
     let r = &v["result"];
     assert_eq!(r[0], "fetched 4096");
-    assert!(r[1].as_str().unwrap().contains("more than 4096 bytes") && r[1].as_str().unwrap().contains("webFetch.maxBodyBytes"), "{}", r[1]);
+    assert!(
+        r[1].as_str().unwrap().contains("more than 4096 bytes")
+            && r[1].as_str().unwrap().contains("webFetch.maxBodyBytes"),
+        "{}",
+        r[1]
+    );
     assert!(r[2].as_str().unwrap().contains("webFetch.maxHeaderBytes"), "{}", r[2]);
     assert!(r[3].as_str().unwrap().contains("within 1500 ms"), "{}", r[3]);
     assert!(started.elapsed() < Duration::from_secs(20), "the slow server was cut off");
-    assert!(r[4].as_str().unwrap().contains("invalid header value") || r[4].as_str().unwrap().contains("CR, LF"), "{}", r[4]);
+    assert!(
+        r[4].as_str().unwrap().contains("invalid header value") || r[4].as_str().unwrap().contains("CR, LF"),
+        "{}",
+        r[4]
+    );
     assert!(r[5].as_str().unwrap().contains("\"host\" may not be set"), "{}", r[5]);
 }
 
@@ -484,7 +516,8 @@ fn fetched_bodies_replay_without_the_network() {
     assert!(o.status.success(), "{}", err_text(&o));
     let hits = s.hits.load(Ordering::SeqCst);
     // Resumed with no WebFetch grant at all: the recorded response is used.
-    let o = wrepl_in(dir.path(), &["eval", "--store", store, "--session", "f", "--snapshot-after", "never", "-e", "body"]);
+    let o =
+        wrepl_in(dir.path(), &["eval", "--store", store, "--session", "f", "--snapshot-after", "never", "-e", "body"]);
     assert!(o.status.success(), "{}", err_text(&o));
     assert!(err_text(&o).contains("restored 1 block(s): 1 ok"), "{}", err_text(&o));
     assert_eq!(out(&o).trim(), r#"{"a":[1,2]}"#);

@@ -82,7 +82,7 @@
       } catch (e) {
         s.pending = null;
         s.started = false;
-        throw new TypeError(e.message);
+        throw e;
       }
       if (bytes.length > 0) s.started = true;
       if (!stream) {

@@ -100,7 +100,8 @@
   }
 
   // ---- Event ----------------------------------------------------------------
-  const NONE = 0, CAPTURING_PHASE = 1, AT_TARGET = 2, BUBBLING_PHASE = 3;
+  // Event phases (CAPTURING_PHASE and BUBBLING_PHASE never occur without a tree).
+  const NONE = 0, AT_TARGET = 2;
   const eventStates = new WeakMapCtor();
   function eventState(e) {
     const s = call(WeakMapGet, eventStates, e);

@@ -758,6 +758,8 @@ mod domain_tests {
         assert_eq!(web(&r, "xdocs.rs"), None);
         assert_eq!(web(&r, "evil.docs.rs"), Some(Decision::Deny), "deny beats allow");
         assert_eq!(web(&r, "xn--bcher-kva.example"), Some(Decision::Allow), "hosts compare in IDNA form");
+        let v6 = rules(&["WebFetch(domain:[::1])"], &[], &[]);
+        assert_eq!(web(&v6, "[::1]"), Some(Decision::Allow), "an IPv6 literal as the URL writes it");
         let any = rules(&["WebFetch"], &[], &[]);
         assert_eq!(web(&any, "anything.example"), Some(Decision::Allow));
         for bad in [

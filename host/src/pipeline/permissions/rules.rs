@@ -118,7 +118,8 @@ impl DomainPattern {
             Some(rest) => (true, rest),
             None => (false, host),
         };
-        if host.is_empty() || host.contains(['*', '/', ':', '@', '?', '#', ' ']) {
+        let bracketed = host.starts_with('[') && host.ends_with(']') && !wild;
+        if host.is_empty() || (!bracketed && host.contains(['*', '/', ':', '@', '?', '#', ' '])) {
             return Err(format!("domain:{host} is not a host (a host name, or *. and a host name for its subdomains)"));
         }
         let normal = url::Url::parse(&format!("http://{host}/"))

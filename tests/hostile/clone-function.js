@@ -1,0 +1,4 @@
+// title: structuredClone of a function is a DataCloneError
+// expect: error /DataCloneError/
+
+structuredClone({ f() {} })
