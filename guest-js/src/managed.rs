@@ -231,7 +231,7 @@ unsafe fn release(raw: *mut qjs::JSContext, v: qjs::JSValue) {
 }
 
 /// The atom of `name` (a reference owned by the caller).
-fn new_atom(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<qjs::JSAtom> {
+pub(crate) fn new_atom(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<qjs::JSAtom> {
     // SAFETY: the context is alive; the bytes are read for the call only.
     let atom = unsafe { qjs::JS_NewAtomLen(ctx.as_raw().as_ptr(), name.as_ptr().cast(), name.len() as _) };
     if atom == qjs::JS_ATOM_NULL {

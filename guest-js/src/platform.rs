@@ -11,8 +11,88 @@
 //! random bytes for `crypto` (ChaCha20 keyed by the host's recorded random
 //! draws, so a resumed session sees the same values).
 
+use std::cell::Cell;
+
 use rquickjs::function::Opt;
-use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, TypedArray, Value};
+use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Exception, Function, Object, TypedArray, Value};
+
+thread_local! {
+    /// The prelude's `lazyAccess(name, value, isSet)` (set once, at boot;
+    /// a reference of its own, never released: it lives as long as the
+    /// runtime, which is the instance's).
+    static LAZY_HOOK: Cell<qjs::JSValue> = const { Cell::new(qjs::JS_UNDEFINED) };
+}
+
+/// The getter and setter of every lazy global: one native function object
+/// per name (its data: the name), which calls the prelude's hook. Native,
+/// with the name held inline, it is one small object per global in the
+/// booted heap: closures cost several each (the function, its captured
+/// variables), and every object of the booted heap is a page a context's
+/// collections write to.
+unsafe extern "C" fn lazy_accessor(
+    ctx: *mut qjs::JSContext,
+    _this: qjs::JSValue,
+    argc: std::ffi::c_int,
+    argv: *mut qjs::JSValue,
+    _magic: std::ffi::c_int,
+    data: *mut qjs::JSValue,
+) -> qjs::JSValue {
+    let hook = LAZY_HOOK.with(Cell::get);
+    // SAFETY: QuickJS passes the function's one data value and `argc`
+    // arguments; JS_Call borrows them and returns a new reference.
+    unsafe {
+        let set = argc > 0;
+        let mut args = [*data, if set { *argv } else { qjs::JS_UNDEFINED }, if set { qjs::JS_TRUE } else { qjs::JS_FALSE }];
+        qjs::JS_Call(ctx, hook, qjs::JS_UNDEFINED, 3, args.as_mut_ptr())
+    }
+}
+
+/// `defineLazy(hook, names)`: an accessor on the global object for each of
+/// `names` whose getter and setter call `hook(name, value, isSet)`; returns
+/// the accessor functions, in order, so the hook can tell a global still
+/// lazy from one a script replaced.
+fn define_lazy<'js>(ctx: Ctx<'js>, hook: Function<'js>, names: Vec<String>) -> rquickjs::Result<Array<'js>> {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: a new reference to the live hook, kept for the runtime's life.
+    let old = LAZY_HOOK.with(|h| h.replace(unsafe { qjs::JS_DupValue(raw, hook.as_raw()) }));
+    // One boot per instance sets it once; a value left by another runtime
+    // is forgotten, not released (that runtime may be gone).
+    let _ = old;
+    let fns = Array::new(ctx.clone())?;
+    let global = ctx.globals();
+    for (i, name) in names.iter().enumerate() {
+        let name_value = rquickjs::String::from_str(ctx.clone(), name)?;
+        let mut data = [name_value.as_raw()];
+        // SAFETY: `raw` is this live context; QuickJS copies (dups) the data.
+        let f = unsafe { qjs::JS_NewCFunctionData(raw, Some(lazy_accessor), 1, 0, 1, data.as_mut_ptr()) };
+        // SAFETY: takes the new function's reference (an exception is an error).
+        let f = unsafe { Value::from_raw(ctx.clone(), f) };
+        if f.is_exception() {
+            return Err(rquickjs::Error::Exception);
+        }
+        let atom = crate::managed::new_atom(&ctx, name)?;
+        // SAFETY: the global object, atom and function are alive; the call
+        // takes the two function references given to it; the atom is
+        // released after.
+        let ok = unsafe {
+            let ok = qjs::JS_DefinePropertyGetSet(
+                raw,
+                global.as_raw(),
+                atom,
+                qjs::JS_DupValue(raw, f.as_raw()),
+                qjs::JS_DupValue(raw, f.as_raw()),
+                qjs::JS_PROP_CONFIGURABLE as i32,
+            );
+            qjs::JS_FreeAtom(raw, atom);
+            ok
+        };
+        if ok < 0 {
+            return Err(rquickjs::Error::Exception);
+        }
+        fns.set(i, f)?;
+    }
+    Ok(fns)
+}
 
 /// The group files, by the name `load(name)` takes.
 const GROUPS: &[(&str, &str)] = &[
@@ -496,9 +576,10 @@ pub(crate) fn platform_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'
     Ok(p)
 }
 
-/// Install `platformGroup` and `platform` on the native bridge.
+/// Install `platformGroup`, `defineLazy` and `makePlatform` on the native bridge.
 pub(crate) fn install<'js>(ctx: &Ctx<'js>, native: &Object<'js>) -> rquickjs::Result<()> {
     native.set("platformGroup", Function::new(ctx.clone(), platform_group)?)?;
-    native.set("platform", platform_natives(ctx)?)?;
+    native.set("defineLazy", Function::new(ctx.clone(), define_lazy)?)?;
+    native.set("makePlatform", Function::new(ctx.clone(), |ctx: Ctx<'js>| platform_natives(&ctx))?)?;
     Ok(())
 }

@@ -40,6 +40,10 @@ fn expected(line: &str) -> Option<Check> {
         l if l.starts_with("wrepl log verify") => Check::Contains("hash chain and head intact"),
         l if l.starts_with("wrepl store gc") => Check::Contains("unreachable snapshot(s)"),
         l if l.contains("--context helper -e 'typeof n'") => Check::Stdout("undefined\n"),
+        l if l.contains("u.searchParams.append(\"y\", \"2\"); u.href'") => {
+            Check::Stdout("https://example.com/b?x=1&y=2\n")
+        }
+        l if l.contains("crypto.subtle.digest(\"SHA-256\"") => Check::Stdout("186\n"),
         l if l.contains("--fork work -e 'n + 100'") => Check::Number,
         l if l.starts_with("wrepl log list") => Check::Contains("work"),
         _ => return None,

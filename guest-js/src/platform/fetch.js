@@ -12,12 +12,18 @@
 // that points at text()/json()/arrayBuffer()/blob()/bytes(); Blob.stream()
 // throws likewise; a ReadableStream given as a body is a TypeError.
 // Deliberate differences from browsers (as in Node's undici and Deno): no
-// CORS, no forbidden request headers, no cookies jar, no cache; mode, cache,
+// CORS, no forbidden request headers, no cookie jar, no cache; mode, cache,
 // credentials, referrer, integrity and keepalive are validated and exposed but
 // otherwise ignored; redirect "manual" returns the 3xx response itself (not an
 // opaque-redirect response). A method that is not one of the six normalized
 // ones (e.g. "patch") keeps its case in Request.method but is sent uppercased,
-// because the WebFetch tool takes an uppercase method.
+// because the WebFetch tool takes an uppercase method. Framing headers the
+// host's HTTP client owns (content-length, connection, ...) stay in
+// Request.headers but are not sent (see CLIENT_OWNED). Header values are
+// ByteStrings (code points up to U+00FF, as WebIDL says) and reach the host as
+// those code points. Request and response headers are stored with lowercase
+// names. The host's answer is trusted for shape only: it is validated and a
+// malformed one is a "fetch failed" TypeError.
 (function (platform, load) {
   "use strict";
 
@@ -53,15 +59,21 @@
         (have ? " only " : " ") + have + " found.");
     }
   }
+  // ECMAScript ToString (String(v) would accept a Symbol).
+  function str(v) {
+    if (typeof v === "string") return v;
+    if (typeof v === "symbol") throw new TypeError("Cannot convert a Symbol value to a string");
+    return String(v);
+  }
   // A USVString: lone surrogates become U+FFFD.
   function toUSV(v) {
-    const s = typeof v === "string" ? v : String(v);
+    const s = str(v);
     if (StringToWellFormed !== null) return ReflectApply(StringToWellFormed, s, []);
     return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
       (m, pre) => (pre === undefined ? "\uFFFD" : pre + "\uFFFD"));
   }
   function toByteString(v) {
-    const s = typeof v === "string" ? v : String(v);
+    const s = str(v);
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
       if (c > 255) {
@@ -78,7 +90,7 @@
   }
   function member(d, key) { return d === null ? undefined : d[key]; }
   function toEnum(ctx, name, v, allowed) {
-    const s = String(v);
+    const s = str(v);
     for (let i = 0; i < allowed.length; i++) if (allowed[i] === s) return s;
     throw new TypeError(ctx + ": " + JSONStringify(s) + " is not a valid value for " + name + "; expected one of " +
       allowed.map((a) => JSONStringify(a)).join(", ") + ".");
@@ -364,7 +376,7 @@
         if (p.length !== 2) throw new TypeError(ctx + ": expected name/value pair to be length 2, found " + p.length + ".");
         pairs.push([toByteString(p[0]), toByteString(p[1])]);
       }
-      for (let i = 0; i < pairs.length; i++) headersAppend(s, pairs[i][0], pairs[i][1], ctx);
+      for (let i = 0; i < pairs.length; i++) headersAppend(s, pairs[i][0], pairs[i][1], "Headers.append");
       return;
     }
     const keys = Reflect.ownKeys(init);
@@ -375,7 +387,7 @@
       if (typeof keys[i] === "symbol") throw new TypeError(ctx + ": a header name cannot be a Symbol.");
       pairs.push([toByteString(keys[i]), toByteString(init[keys[i]])]);
     }
-    for (let i = 0; i < pairs.length; i++) headersAppend(s, pairs[i][0], pairs[i][1], ctx);
+    for (let i = 0; i < pairs.length; i++) headersAppend(s, pairs[i][0], pairs[i][1], "Headers.append");
   }
   let isHeaders;
   class Headers {
@@ -470,7 +482,7 @@
   // State: { bytes: Uint8Array (never mutated, so shared freely), type }.
   let blobState, isBlob, setBlobState;
   function normalizeBlobType(t) {
-    const s = String(t);
+    const s = str(t);
     return /^[\x20-\x7E]*$/.test(s) ? s.toLowerCase() : "";
   }
   // Converts the sequence<BlobPart> (strings are kept, endings applied later).
@@ -512,10 +524,6 @@
     const type = typeRaw === undefined ? "" : normalizeBlobType(typeRaw);
     return { endings, type, lastModified };
   }
-  function blobRead(self) {
-    // async callers: a brand failure becomes a rejection
-    return blobState(self).bytes;
-  }
   class Blob {
     #s;
     constructor(blobParts = undefined, options = undefined) {
@@ -541,9 +549,10 @@
       setBlobState(b, s.bytes.subarray(from, Math.max(to, from)), contentType === undefined ? "" : normalizeBlobType(contentType));
       return b;
     }
-    async text() { return decodeText(blobRead(this)); }
-    async arrayBuffer() { return blobRead(this).slice().buffer; }
-    async bytes() { return blobRead(this).slice(); }
+    // async: a brand-check failure is a rejection
+    async text() { return decodeText(blobState(this).bytes); }
+    async arrayBuffer() { return blobState(this).bytes.slice().buffer; }
+    async bytes() { return blobState(this).bytes.slice(); }
     stream() {
       blobState(this);
       throw new TypeError("Blob.stream: ReadableStream is not supported in wrepl; " +
@@ -833,7 +842,7 @@
     try { return base === undefined ? new URLCtor(s) : new URLCtor(s, base); } catch (_) { return null; }
   }
   function hrefWithoutFragment(u) {
-    const h = u.href;
+    const h = typeof u === "string" ? u : u.href;
     const i = h.indexOf("#");
     return i < 0 ? h : h.slice(0, i);
   }
@@ -938,7 +947,7 @@
         throw new TypeError("'only-if-cached' can be set only with 'same-origin' mode");
       }
       if (redirectRaw !== undefined) s.redirect = toEnum(ctx, "redirect", redirectRaw, ["follow", "error", "manual"]);
-      if (integrityRaw !== undefined) s.integrity = String(integrityRaw);
+      if (integrityRaw !== undefined) s.integrity = str(integrityRaw);
       if (keepaliveRaw !== undefined) s.keepalive = !!keepaliveRaw;
       if (methodRaw !== undefined) {
         let m = toByteString(methodRaw);
@@ -1147,8 +1156,17 @@
 
   // ---- fetch ----------------------------------------------------------------------------
   const DEFAULT_HEADERS = [["accept", "*/*"], ["user-agent", "wrepl"]];
+  // Framing and hop-by-hop headers belong to the host's HTTP client (which
+  // refuses them in a WebFetch input): like a browser with these forbidden
+  // request-headers, fetch leaves them out instead of failing the request.
+  // `host` and `proxy-*` are sent, so the host's refusal explains itself.
+  const CLIENT_OWNED = ["connection", "content-length", "expect", "http2-settings", "keep-alive", "proxy-connection",
+    "te", "trailer", "transfer-encoding", "upgrade"];
   const CROSS_ORIGIN_DROPPED = ["authorization", "cookie", "proxy-authorization"];
 
+  function errorMessage(e) {
+    try { return e && typeof e.message === "string" ? e.message : String(e); } catch (_) { return "unknown error"; }
+  }
   function fetchFailed(message, cause) {
     return cause === undefined ? new TypeError("fetch failed: " + message) : new TypeError("fetch failed: " + message, { cause });
   }
@@ -1157,7 +1175,7 @@
     return new PromiseCtor((resolve, reject) => {
       let pair;
       try { pair = startCall("WebFetch", input); } catch (e) {
-        reject(fetchFailed(e && typeof e.message === "string" ? e.message : String(e), e));
+        reject(fetchFailed(errorMessage(e), e));
         return;
       }
       const promise = pair[0], cancel = pair[1];
@@ -1178,7 +1196,7 @@
         if (settled) return;
         settled = true;
         if (typeof remove === "function") remove();
-        reject(fetchFailed(e && typeof e.message === "string" ? e.message : String(e), e));
+        reject(fetchFailed(errorMessage(e), e));
       });
     });
   }
@@ -1288,7 +1306,10 @@
         throw fetchFailed("unsupported URL scheme " + JSONStringify(url.protocol) + " in " + url.href +
           " (WebFetch fetches http: and https: URLs; data: URLs are decoded locally)");
       }
-      const sent = headerList.map((p) => [p[0], p[1]]);
+      const sent = [];
+      for (let i = 0; i < headerList.length; i++) {
+        if (!CLIENT_OWNED.includes(headerList[i][0])) sent.push([headerList[i][0], headerList[i][1]]);
+      }
       for (let i = 0; i < DEFAULT_HEADERS.length; i++) {
         if (!sent.some((p) => p[0] === DEFAULT_HEADERS[i][0])) sent.push([DEFAULT_HEADERS[i][0], DEFAULT_HEADERS[i][1]]);
       }

@@ -4,7 +4,10 @@
   // compiled and run, and the group's globals become ordinary data
   // properties, which scripts may replace as in a browser. A context that
   // never uses them keeps the booted heap unchanged.
-  const platformNatives = native.platform;
+  // The natives the groups use are made at the first load, not at boot:
+  // the booted heap every context maps stays as small as it can.
+  const makePlatform = native.makePlatform;
+  let platformNatives = null;
   const platformGroup = native.platformGroup;
   const groups = { __proto__: null };
   const LOADING = {};
@@ -14,6 +17,7 @@
     if (g === undefined) {
       groups[name] = LOADING;
       try {
+        if (platformNatives === null) platformNatives = makePlatform();
         g = platformGroup(name)(platformNatives, loadGroup);
       } catch (e) {
         groups[name] = undefined;
@@ -33,23 +37,27 @@
     fetch: "fetch", Headers: "fetch", Request: "fetch", Response: "fetch", Blob: "fetch", File: "fetch", FormData: "fetch",
     Intl: "intl",
   };
-  const lazyGetters = { __proto__: null };
+  const LAZY_NAMES = ObjectKeys(LAZY);
+  let lazyFns = null;
   // Install every global of `group` that still holds its lazy accessor.
   function installGroup(group) {
     const exports = loadGroup(group);
-    for (const name in LAZY) {
+    for (let i = 0; i < LAZY_NAMES.length; i++) {
+      const name = LAZY_NAMES[i];
       if (LAZY[name] !== group) continue;
       const d = ObjectGetOwnDesc(G, name);
-      if (d !== undefined && d.get === lazyGetters[name]) ObjectDefine(G, name, dataDesc(exports[name]));
+      if (d !== undefined && d.get === lazyFns[i]) ObjectDefine(G, name, dataDesc(exports[name]));
     }
     return exports;
   }
-  for (const name in LAZY) {
-    const group = LAZY[name];
-    const get = { [name]() { return installGroup(group)[name]; } }[name];
-    lazyGetters[name] = get;
-    ObjectDefine(G, name, {
-      __proto__: null, get, set(v) { ObjectDefine(G, name, dataDesc(v)); }, configurable: true, enumerable: false,
-    });
+  // The accessors' one hook (they are native: see platform.rs): a read
+  // loads the name's group; a write makes the name an ordinary global.
+  function lazyAccess(name, value, isSet) {
+    if (isSet) {
+      ObjectDefine(G, name, dataDesc(value));
+      return undefined;
+    }
+    return installGroup(LAZY[name])[name];
   }
+  lazyFns = native.defineLazy(lazyAccess, LAZY_NAMES);
 

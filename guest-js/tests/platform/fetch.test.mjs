@@ -31,6 +31,8 @@ function toolError(kind, message) {
   return e;
 }
 
+const HOST_FORBIDDEN = ["host", "connection", "content-length", "transfer-encoding", "te", "trailer", "upgrade",
+  "keep-alive", "expect", "proxy-authorization", "proxy-connection", "http2-settings"];
 // Checks a WebFetch input against the tool contract; returns an error text or null.
 function contractError(input) {
   if (typeof input !== "object" || input === null) return "input is not an object";
@@ -43,6 +45,10 @@ function contractError(input) {
   for (const p of input.headers) {
     if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== "string" || typeof p[1] !== "string") return "bad header pair";
     if (/[\r\n\0]/.test(p[0] + p[1])) return "header with CR/LF/NUL";
+    // As host/src/tools/web.rs refuses them.
+    if (HOST_FORBIDDEN.includes(p[0].toLowerCase()) || p[0].toLowerCase().startsWith("proxy-")) {
+      return "the request header " + JSON.stringify(p[0]) + " may not be set (it is the client's own)";
+    }
   }
   if ("body" in input) {
     if (typeof input.body !== "string") return "body is not a string";
@@ -66,6 +72,10 @@ function realStartCall(name, input) {
     const u = new URL(input.url);
     const flat = [];
     for (const [k, v] of input.headers) flat.push(k, v);
+    // What the host's HTTP client adds.
+    if (!input.headers.some(([k]) => k === "host")) flat.push("host", u.host);
+    const payload = "body" in input ? Buffer.from(input.body, input.bodyEncoding === "base64" ? "base64" : "utf8") : null;
+    if (payload !== null) flat.push("content-length", String(payload.length));
     req = http.request({ hostname: u.hostname, port: u.port, path: u.pathname + u.search, method: input.method, headers: flat });
     req.on("response", (res) => {
       const chunks = [];
@@ -87,7 +97,7 @@ function realStartCall(name, input) {
       });
     });
     req.on("error", (e) => { if (!cancelled) reject(toolError("failed", "WebFetch(" + input.url + ") failed: " + e.message)); });
-    if ("body" in input) req.end(Buffer.from(input.body, input.bodyEncoding === "base64" ? "base64" : "utf8"));
+    if (payload !== null) req.end(payload);
     else req.end();
   });
   // Per the contract, a cancelled call's promise never settles.
@@ -96,7 +106,11 @@ function realStartCall(name, input) {
 let startCallImpl = realStartCall;
 
 const platform = {
-  utf8Encode: (s) => new TextEncoder().encode(s),
+  // Like the native: the text must be well-formed (the caller replaces lone surrogates).
+  utf8Encode: (s) => {
+    if (typeof s !== "string" || !s.isWellFormed()) throw new TypeError("utf8Encode: not a well-formed string");
+    return new TextEncoder().encode(s);
+  },
   utf8Decode: (u8, fatal, ignoreBOM) => new TextDecoder("utf-8", { fatal: !!fatal, ignoreBOM: !!ignoreBOM }).decode(u8),
   base64Encode: (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString("base64"),
   base64Decode: (s) => {
@@ -396,7 +410,7 @@ test("Headers validation: CR/LF/NUL injection, names, ByteString, arity (same er
   // Validation also guards fetch: nothing reaches the tool.
   const before = calls.length;
   return aerr(wfetch("http://127.0.0.1:1/", { headers: { "x-a": "1\r\nInjected: yes" } })).then((e) => {
-    assert.match(e, /^TypeError: Request constructor: "1\r\nInjected: yes" is an invalid header value\.$/);
+    assert.match(e, /^TypeError: Headers\.append: "1\r\nInjected: yes" is an invalid header value\.$/);
     assert.equal(calls.length, before);
   });
 });
@@ -413,7 +427,7 @@ function blobCases(B) {
     [[new Uint16Array([0x4142, 0x4344]), new Float32Array([1.5])], null],
     [[new Uint8Array([0, 1, 2, 3, 4, 5]).subarray(2, 4)], undefined],
     [["lone \ud800 surrogate"], undefined],
-    [["a\r\nb\rc\n"], { endings: "native" }],
+    [["a\r\nb\rc\n"], { endings: "native", type: "n/n" }],
     [["a\r\nb\rc\n"], { endings: "transparent" }],
     [[inner, "+", inner], { type: "multi/part" }],
     [[42, null, { toString: () => "obj" }], undefined],
@@ -433,6 +447,12 @@ test("Blob behaves like node's Blob", async () => {
   for (let i = 0; i < mine.length; i++) {
     const a = await describeBlob(new WBlob(...mine[i]));
     const b = await describeBlob(new Blob(...theirs[i]));
+    if (mine[i][1] && mine[i][1].endings === "native") {
+      // The File API converts CRLF and lone CR to LF; node converts CRLF only.
+      assert.equal(a.text, "a\nb\nc\n");
+      assert.equal(b.text, "a\nb\rc\n");
+      continue;
+    }
     assert.deepEqual(a, b, "case " + i);
   }
   assert.equal(err(() => new WBlob([], { endings: "x" })).split(":")[0], "TypeError");
@@ -450,8 +470,11 @@ test("Blob behaves like node's Blob", async () => {
 });
 
 test("File has name and lastModified and extends Blob", async () => {
-  const f = new WFile(["hello"], "greeting.txt", { type: "Text/Plain", lastModified: 1234.9 });
-  const g = new File(["hello"], "greeting.txt", { type: "Text/Plain", lastModified: 1234.9 });
+  const f = new WFile(["hello"], "greeting.txt", { type: "Text/Plain", lastModified: 1234 });
+  const g = new File(["hello"], "greeting.txt", { type: "Text/Plain", lastModified: 1234 });
+  // lastModified is a WebIDL long long: truncated (node keeps the fraction).
+  assert.equal(new WFile([], "x", { lastModified: 1234.9 }).lastModified, 1234);
+  assert.equal(new WFile([], "x", { lastModified: "-7.5" }).lastModified, -7);
   assert.deepEqual([f.name, f.lastModified, f.type, f.size, await f.text()], [g.name, g.lastModified, g.type, g.size, await g.text()]);
   const now = Date.now();
   const d = new WFile([], "x");
@@ -495,7 +518,7 @@ test("FormData behaves like node's FormData", async () => {
 });
 
 // ---- Response and Request: constructors and statics -----------------------------------------
-async function responseScript(R, B, F, mine) {
+async function responseScript(R, B, F) {
   const log = [];
   const bodies = [
     ["string", "text \u00e9"], ["u8", new Uint8Array([104, 105])], ["ab", new Uint8Array([104, 105]).buffer],
@@ -537,13 +560,12 @@ async function responseScript(R, B, F, mine) {
   log.push(["formData errors", await aerr(new R("x").formData())]);
   const u = await new R(new URLSearchParams("a=1&a=2&b=%C3%A9+x")).formData();
   log.push(["urlencoded formData", [...u]]);
-  log.push(["mine", mine]);
   return log;
 }
 
 test("Response constructor, statics and readers behave like node's", async () => {
-  const a = plain(await responseScript(WResponse, WBlob, WFormData, true));
-  const b = plain(await responseScript(Response, Blob, FormData, true));
+  const a = plain(await responseScript(WResponse, WBlob, WFormData));
+  const b = plain(await responseScript(Response, Blob, FormData));
   assert.deepEqual(a, b);
 });
 
@@ -730,7 +752,6 @@ test("fetch GET: text, json, arrayBuffer, bytes, blob", async () => {
   assert.equal(blob.type, "text/plain;charset=utf-8");
   assert.equal(await blob.text(), "hello wrepl \u2713");
   assert.equal(await (await wfetch(base + "/bom")).text(), "bom!");
-  assert.equal(await aerr((await wfetch(base + "/text")).json()).then ? "" : "", "");
   assert.equal((await caught((await wfetch(base + "/text")).json())).name, "SyntaxError");
   const tea = await wfetch(base + "/teapot");
   assert.deepEqual([tea.status, tea.ok, tea.statusText, await tea.text()], [418, false, "I'm a teapot", "short and stout"]);
@@ -772,6 +793,18 @@ test("fetch sends headers and receives repeated ones (set-cookie)", async () => 
   assert.deepEqual(nc.headers.getSetCookie(), ["a=1; Path=/", "b=2"]);
   assert.equal(nc.headers.get("x-multi"), c.headers.get("x-multi"));
   await nc.text();
+  // Framing headers the host's client owns are left out; Host still goes (and the host refuses it).
+  const framing = await echo(await wfetch(base + "/echo", {
+    method: "POST", body: "abc", headers: { "Content-Length": "3", Connection: "keep-alive", "Keep-Alive": "timeout=5", Expect: "100-continue", "X-Ok": "1" },
+  }));
+  assert.equal(framing.h["x-ok"], "1");
+  assert.equal(framing.h["keep-alive"], undefined);
+  assert.equal(framing.h.expect, undefined);
+  assert.equal(framing.text, "abc");
+  assert.deepEqual(calls.at(-1).headers.map(([k]) => k), ["x-ok", "content-type", "accept", "user-agent"]);
+  const hostHeader = await caught(wfetch(base + "/echo", { headers: { Host: "evil.example" } }));
+  assert.equal(hostHeader.message, "fetch failed: WebFetch input: the request header \"host\" may not be set (it is the client's own)");
+  assert.equal(hostHeader.cause.kind, "invalid-input");
   // A Request's headers are what is sent.
   const req = new WRequest(base + "/echo", { headers: { "x-req": "yes" } });
   assert.equal((await echo(await wfetch(req))).h["x-req"], "yes");

@@ -322,8 +322,13 @@ fn parse_request(input: &Value, config: &WebConfig) -> Result<Request, ToolError
         }
         let n = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| invalid(format!("WebFetch: {name:?} is not a valid header name")))?;
-        let v = HeaderValue::from_str(value.trim_matches([' ', '\t']))
-            .map_err(|_| invalid(format!("WebFetch: the value of header {name:?} has characters a header may not carry (CR, LF, NUL or other controls)")))?;
+        // A header value is bytes: characters up to U+00FF are one byte each
+        // (as fetch() sends them); controls other than tab are refused.
+        let trimmed = value.trim_matches([' ', '\t']);
+        let bytes: Option<Vec<u8>> = trimmed.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+        let v = bytes
+            .and_then(|b| HeaderValue::from_bytes(&b).ok())
+            .ok_or_else(|| invalid(format!("WebFetch: the value of header {name:?} has characters a header may not carry (CR, LF, NUL or other controls, or characters above U+00FF)")))?;
         headers.append(n, v);
     }
     let body = match input.get("body") {
@@ -408,7 +413,8 @@ async fn exchange(client: reqwest::Client, req: Request, config: WebConfig) -> R
     let mut content_type = String::new();
     for (name, value) in response.headers() {
         header_bytes += (name.as_str().len() + value.len() + 4) as u64;
-        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        // Isomorphic decoding, as fetch() does: each byte one character.
+        let value: String = value.as_bytes().iter().map(|&b| char::from(b)).collect();
         if name == reqwest::header::CONTENT_TYPE {
             content_type = value.clone();
         }
@@ -627,6 +633,7 @@ mod tests {
             (json!({"url": "http://x", "headers": [["Transfer-Encoding", "chunked"]]}), "may not be set"),
             (json!({"url": "http://x", "headers": [["x-a", "b\r\nx-injected: 1"]]}), "CR, LF"),
             (json!({"url": "http://x", "headers": [["x a", "b"]]}), "not a valid header name"),
+            (json!({"url": "http://x", "headers": [["x-a", "\u{2028}"]]}), "above U+00FF"),
             (json!({"url": "http://x", "headers": [["x-a"]]}), "[name, value] pair"),
             (json!({"url": "http://x", "body": "b"}), "cannot have a body"),
             (json!({"url": "http://x", "method": "POST", "body": "!!", "bodyEncoding": "base64"}), "not valid base64"),
@@ -638,6 +645,8 @@ mod tests {
             parse_request(&json!({"url": "https://Example.COM/a", "method": "post", "body": "x", "timeoutMs": 5}), &c)
                 .unwrap();
         assert_eq!(ok.method, reqwest::Method::POST);
+        let latin1 = parse_request(&json!({"url": "http://x", "headers": [["x-a", "caf\u{e9}"]]}), &c).unwrap();
+        assert_eq!(latin1.headers["x-a"].as_bytes(), b"caf\xe9", "Latin-1 characters are one byte each");
         assert_eq!(ok.timeout, Duration::from_millis(5));
         assert_eq!(
             WebFetch::new(c).rule_subject(&json!({"url": "https://Bücher.Example/x"})).as_deref(),
