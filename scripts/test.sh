@@ -44,4 +44,7 @@ export WREPL_TEST_POSTGRES=$(bash scripts/pg-cluster.sh start "$pg_dir")
 export WREPL_REQUIRE_POSTGRES=1
 trap 'bash scripts/pg-cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 echo "postgres: $WREPL_TEST_POSTGRES"
+# The web-platform groups of the guest (guest-js/src/platform/*.js) against
+# node's own implementations (Intl: its ICU data for en-US).
+node --test guest-js/tests/platform/
 cargo test --locked "$@"

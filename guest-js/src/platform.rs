@@ -102,7 +102,7 @@ const GROUPS: &[(&str, &str)] = &[
     ("events", include_str!("platform/events.js")),
     ("clone", include_str!("platform/clone.js")),
     ("fetch", include_str!("platform/fetch.js")),
-    // TEMP ("intl", include_str!("platform/intl.js")),
+    ("intl", include_str!("platform/intl.js")),
 ];
 
 /// `platformGroup(name)`: the group's function (`(platform, load) => exports`),

@@ -165,6 +165,51 @@ async fn crypto_vectors() {
 }
 
 #[tokio::test]
+async fn intl_formats_as_node_does_for_en_us() {
+    let mut repl = TestSandbox::new().build().await;
+    let r = ok(&ev(
+        &mut repl,
+        r#"
+        [new Intl.NumberFormat("en-US", {style: "currency", currency: "USD"}).format(1234.5),
+         new Intl.NumberFormat("en-US", {notation: "compact"}).format(1234567),
+         new Intl.NumberFormat("en-US", {style: "percent", maximumFractionDigits: 1}).format(0.1234),
+         new Intl.DateTimeFormat("en-US", {dateStyle: "full", timeStyle: "short", timeZone: "UTC"}).format(new Date(Date.UTC(2026, 11, 7, 15, 4))),
+         new Intl.DateTimeFormat("en-US", {timeZone: "UTC"}).format(new Date(Date.UTC(2026, 11, 7))),
+         new Intl.RelativeTimeFormat("en", {numeric: "auto"}).format(-1, "day"),
+         new Intl.RelativeTimeFormat("en").format(3, "hours"),
+         new Intl.PluralRules("en-US").select(1),
+         new Intl.PluralRules("en-US", {type: "ordinal"}).select(23),
+         ["b", "a", "C", "á"].sort(new Intl.Collator("en").compare).join(),
+         ["10", "9", "1"].sort(new Intl.Collator("en", {numeric: true}).compare).join(),
+         new Intl.ListFormat("en", {type: "disjunction"}).format(["a", "b", "c"]),
+         new Intl.NumberFormat("en-US", {maximumFractionDigits: 2}).format(1.005),
+         new Intl.NumberFormat("de-DE").resolvedOptions().locale,
+         (() => { try { new Intl.DateTimeFormat("en-US", {timeZone: "Europe/Paris"}); } catch (e) { return e.name; } })()]
+        "#,
+    )
+    .await);
+    // The strings node 20 (ICU) prints for the same calls.
+    let want = serde_json::json!([
+        "$1,234.50",
+        "1.2M",
+        "12.3%",
+        "Monday, December 7, 2026 at 3:04 PM",
+        "12/7/2026",
+        "yesterday",
+        "in 3 hours",
+        "one",
+        "few",
+        "a,á,b,C",
+        "1,9,10",
+        "a, b, or c",
+        "1.01",
+        "en-US",
+        "RangeError"
+    ]);
+    assert_eq!(r, want);
+}
+
+#[tokio::test]
 async fn platform_globals_load_on_first_use() {
     let mut repl = TestSandbox::new().build().await;
     let r = ok(&ev(

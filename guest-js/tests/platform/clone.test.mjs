@@ -298,9 +298,6 @@ test("ArrayBuffer, resizable buffers, typed arrays, DataView", () => {
   assert.equal(c[0].buffer, c[2]);
 });
 
-test("Float16Array, when the engine has one", { skip: typeof Float16Array !== "function" && "node has no Float16Array" }, () => {
-  sameAsNode("new Float16Array([1.5, -2])");
-});
 
 test("length-tracking views stay length-tracking; fixed ones stay fixed", () => {
   const scenario = `(() => {
