@@ -14,7 +14,7 @@ use rquickjs::{
 
 use crate::heap::{self, heap_exhausted, HeapLimit};
 use crate::managed::{self, Managed};
-use crate::natives::Sealed;
+use crate::natives::Modules;
 use crate::wrepl::sandbox::types::{
     CallDone, Completion, Config, ConsoleStream as Stream, EvalOutcome, JsError, ShorthandForm,
 };
@@ -385,7 +385,7 @@ fn boot() -> Result<Js, String> {
     // the prelude, well inside the guest's 1 MiB shadow stack.
     rt.set_max_stack_size(BOOT_STACK_LIMIT);
     rt.set_interrupt_handler(Some(Box::new(interrupted)));
-    rt.set_loader(Sealed, Sealed);
+    rt.set_loader(Modules, Modules);
     let ctx = Context::full(&rt).map_err(|e| format!("cannot create the QuickJS context: {e}"))?;
     let configure = ctx.with(|ctx| -> Result<Persistent<Function<'static>>, String> {
         let configure = managed::boot_prelude(&ctx).catch(&ctx).map_err(|e| format!("prelude failed: {e}"))?;

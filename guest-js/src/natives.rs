@@ -1,7 +1,8 @@
 //! What Rust installs into the JavaScript runtime: the native bridge object
 //! the prelude captures once at boot (inner tool calls, timers, console
 //! output, randomness, tool registration, the managed-globals check) and the
-//! sealed module loader. Each native is a thin adapter onto one WIT import;
+//! module loader, which knows only the modules `import` loaded through the
+//! `ImportModule` tool. Each native is a thin adapter onto one WIT import;
 //! the prelude does the validation that needs JavaScript semantics.
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
@@ -14,32 +15,133 @@ use crate::eval::{note_armed, pending_call};
 use crate::wrepl::sandbox::types::ConsoleStream as Stream;
 use crate::wrepl::sandbox::{calls, host};
 
-/// Message used wherever a module load is attempted.
+/// Message used wherever a module that was not loaded is imported.
 const SEALED: &str = "modules are not available in the wrepl sealed sandbox: import/require cannot load anything; use the provided globals (tools, console, timers) instead";
 
-/// Refuses every module: the sandbox is sealed.
-pub(crate) struct Sealed;
+/// A package's files as the `ImportModule` tool returned them.
+struct Package {
+    entry: String,
+    files: std::collections::BTreeMap<String, String>,
+    /// The files' bytes, held against the heap limit while registered.
+    _charge: crate::heap::Charge,
+}
 
-impl Resolver for Sealed {
+thread_local! {
+    /// The modules loaded so far, by the name scripts import them by.
+    static MODULES: RefCell<std::collections::BTreeMap<String, Package>> =
+        const { RefCell::new(std::collections::BTreeMap::new()) };
+}
+
+/// The module key of file `rel` of package `name` (what stack traces show).
+fn module_key(name: &str, rel: &str) -> String {
+    format!("{name}#{rel}")
+}
+
+/// `rel` joined to the directory of `from` inside a package (`.`, `..`
+/// resolved); `None` when it leaves the package.
+fn join_inside(from: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for c in rel.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// `registerModule(name, entry, files)`: the files (`[[path, text], ...]`)
+/// the `ImportModule` tool loaded for `name`, which `import(name)` then
+/// finds. Held against the heap limit (a RangeError when they do not fit).
+fn register_module<'js>(
+    ctx: Ctx<'js>,
+    name: String,
+    entry: String,
+    files: Vec<Vec<String>>,
+) -> rquickjs::Result<()> {
+    let mut map = std::collections::BTreeMap::new();
+    let mut bytes = 0usize;
+    for f in files {
+        let [path, text]: [String; 2] = f
+            .try_into()
+            .map_err(|_| Exception::throw_type(&ctx, "registerModule: each file is a [path, text] pair"))?;
+        bytes = bytes.saturating_add(path.len() + text.len());
+        map.insert(path, text);
+    }
+    if name.contains('#') || !map.contains_key(&entry) {
+        return Err(Exception::throw_type(&ctx, &format!("registerModule: {name:?} has no file {entry:?}")));
+    }
+    let Some(charge) = crate::heap::charge(bytes) else {
+        let (limit, used) = crate::heap::usage();
+        return Err(Exception::throw_range(
+            &ctx,
+            &format!(
+                "the module {name:?} is {bytes} bytes of source, more than the JavaScript heap has left ({} of its {limit} bytes are free)",
+                limit.saturating_sub(used)
+            ),
+        ));
+    };
+    MODULES.with(|m| m.borrow_mut().insert(name, Package { entry, files: map, _charge: charge }));
+    Ok(())
+}
+
+/// Resolves imports against the loaded modules only: a module's name (as
+/// the settings configure it, loaded by `import` through the
+/// `ImportModule` tool), or a relative path inside the importing package.
+pub(crate) struct Modules;
+
+impl Resolver for Modules {
     fn resolve<'js>(
         &mut self,
         ctx: &Ctx<'js>,
-        _base: &str,
-        _name: &str,
+        base: &str,
+        name: &str,
         _attributes: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<String> {
-        Err(Exception::throw_type(ctx, SEALED))
+        let found = MODULES.with(|m| {
+            let m = m.borrow();
+            if let Some(p) = m.get(name) {
+                return Ok(module_key(name, &p.entry));
+            }
+            if name.starts_with("./") || name.starts_with("../") {
+                if let Some((pkg, rel)) = base.split_once('#') {
+                    let target = join_inside(rel, name)
+                        .ok_or_else(|| format!("{base} imports {name:?}, which leaves its package"))?;
+                    return match m.get(pkg) {
+                        Some(p) if p.files.contains_key(&target) => Ok(module_key(pkg, &target)),
+                        _ => Err(format!("{base} imports {name:?}, which is not a file of its package")),
+                    };
+                }
+            }
+            Err(format!(
+                "cannot import {name:?}: a script imports only the modules the settings' \"modules\" name, \
+                 by name, with import or import() in its own code (which loads them first)"
+            ))
+        });
+        found.map_err(|msg| Exception::throw_type(ctx, &msg))
     }
 }
 
-impl Loader for Sealed {
+impl Loader for Modules {
     fn load<'js>(
         &mut self,
         ctx: &Ctx<'js>,
-        _name: &str,
+        key: &str,
         _attributes: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<Module<'js, rquickjs::module::Declared>> {
-        Err(Exception::throw_type(ctx, SEALED))
+        let source = MODULES.with(|m| {
+            let m = m.borrow();
+            let (pkg, rel) = key.split_once('#')?;
+            m.get(pkg)?.files.get(rel).cloned()
+        });
+        match source {
+            Some(text) => Module::declare(ctx.clone(), key, text),
+            None => Err(Exception::throw_type(ctx, SEALED)),
+        }
     }
 }
 
@@ -274,6 +376,7 @@ pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'j
     native.set("isPromise", Function::new(ctx.clone(), |v: Value<'_>| v.is_promise())?)?;
     native.set("brandOf", Function::new(ctx.clone(), brand_of)?)?;
     native.set("sealed", SEALED)?;
+    native.set("registerModule", Function::new(ctx.clone(), register_module)?)?;
     crate::platform::install(ctx, &native)?;
     Ok(native)
 }

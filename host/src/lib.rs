@@ -143,6 +143,7 @@ pub mod policy {
         ClaudeSettings, PrivateNetworkSetting, Settings, SettingsError, WebFetchSettings,
     };
     pub use crate::tools::chdir::CHDIR;
+    pub use crate::tools::modules::{LoadedModule, ModuleSet, ModuleSpec, IMPORT_MODULE};
     pub use crate::tools::web::{is_public, parse_network, PrivateNetwork, WebConfig, WEB_FETCH};
     pub use crate::tools::{builtin_tools, FILE_TOOL_TIMEOUT};
 }
@@ -150,7 +151,7 @@ pub mod policy {
 /// The REPL transform every snippet passes before it runs: what is
 /// accepted, and whether a line typed so far needs more input.
 pub mod source {
-    pub use crate::script::{needs_more_input, prepare, ScriptLimits, ScriptRejected};
+    pub use crate::script::{needs_more_input, prepare, prepare_with, ModuleDigests, ScriptLimits, ScriptRejected};
 }
 
 /// The README's Rust examples, compiled and run as doctests.

@@ -18,6 +18,7 @@ mod limits;
 mod mcp_downstream;
 mod mcp_modern;
 mod mcp_server;
+mod modules;
 mod node_host;
 mod pipeline;
 mod postgres;

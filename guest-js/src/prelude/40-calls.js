@@ -20,3 +20,21 @@
     return e;
   }
 
+
+  // ---- imports of the configured modules ------------------------------------
+  // The host's transform turns `import ... from "m"` and `import("m")` into
+  // calls of this: the module's files come through the ImportModule tool (an
+  // inner call, recorded like any other), then the loader finds them.
+  const registerModule = native.registerModule;
+  const modulesLoaded = new SetCtor();
+  define("__wrepl_import", async function __wrepl_import(specifier, digest) {
+    specifier = StringCtor(specifier);
+    if (!call(SetHas, modulesLoaded, specifier)) {
+      const input = { specifier };
+      if (typeof digest === "string") input.sha256 = digest;
+      const r = await callTool("ImportModule", input);
+      registerModule(specifier, StringCtor(r.entry), r.files);
+      call(SetAdd, modulesLoaded, specifier);
+    }
+    return import(specifier);
+  });

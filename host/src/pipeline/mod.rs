@@ -31,6 +31,9 @@ pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
             return Err(SettingsError::invalid(format!("env.{name}"), why));
         }
     }
+    for (name, m) in &settings.modules {
+        m.check(name).map_err(|why| SettingsError::invalid(format!("modules.{name}"), why))?;
+    }
     PermissionRules::from_settings(&settings.permissions)?;
     HookRunner::validate(&settings.hooks)?;
     IsolationLatch::validate(&settings.isolation)

@@ -354,6 +354,9 @@ impl ReplBuilder {
             vec![Arc::new(crate::tools::chdir::Chdir)]
         };
         tools.extend(self.tools.iter().cloned());
+        if let Some(modules) = self.module_set() {
+            tools.push(Arc::new(crate::tools::modules::ImportModule::new(modules)));
+        }
         // wrepl's own state is out of the file tools' reach, and the Read
         // deny rules hide what they cover from every walk.
         let protected = self.protected_paths(engine, &workspace);
@@ -385,6 +388,21 @@ impl ReplBuilder {
             session_id,
         };
         Ok(Arc::new(Dispatcher::new(config, tools)?))
+    }
+
+    /// The modules the settings name (paths relative to the project
+    /// directory, the first root), or `None` when there are none.
+    fn module_set(&self) -> Option<Arc<crate::tools::modules::ModuleSet>> {
+        if self.settings.modules.is_empty() {
+            return None;
+        }
+        let project = match (&self.workspace, self.roots.first()) {
+            (Some(w), _) => w.default_cwd().to_path_buf(),
+            (None, Some(r)) => r.clone(),
+            (None, None) => std::env::current_dir().unwrap_or_default(),
+        };
+        let specs = self.settings.modules.iter().map(|(n, m)| (n.clone(), m.spec(&project))).collect();
+        Some(Arc::new(crate::tools::modules::ModuleSet::new(specs)))
     }
 
     /// wrepl's own state this configuration knows of: what the caller
@@ -425,8 +443,17 @@ impl ReplBuilder {
         let engine = self.shared_engine()?;
         let dispatcher = self.dispatcher()?;
         let session = self.session.clone();
-        Repl::assemble(engine, dispatcher, self.limits.clone(), self.ambient.clone(), self.repo_hint.clone(), session)
-            .await
+        let modules = self.module_set().map(|m| m as Arc<dyn crate::script::ModuleDigests>);
+        Repl::assemble(
+            engine,
+            dispatcher,
+            self.limits.clone(),
+            self.ambient.clone(),
+            self.repo_hint.clone(),
+            session,
+            modules,
+        )
+        .await
     }
 }
 

@@ -99,6 +99,9 @@ pub struct Repl {
     restore: Option<RestoreReport>,
     /// The registry as of a revision, to tell which tools an eval added.
     tools_seen: (u64, Vec<RegisteredTool>),
+    /// The configured modules' digests, for the imports the transform
+    /// rewrites (`None`: no modules; import syntax is refused).
+    modules: Option<Arc<dyn script::ModuleDigests>>,
 }
 
 impl std::fmt::Debug for Repl {
@@ -124,6 +127,7 @@ impl Repl {
         ambient: Arc<dyn Ambient>,
         repo_hint: String,
         session: Option<SessionConfig>,
+        modules: Option<Arc<dyn script::ModuleDigests>>,
     ) -> Result<Self, ReplError> {
         let mut repl = Self {
             engine,
@@ -136,6 +140,7 @@ impl Repl {
             session: None,
             restore: None,
             tools_seen: (0, Vec::new()),
+            modules,
         };
         repl.rebuild_sandbox().await?;
         if let Some(cfg) = session {
@@ -370,7 +375,7 @@ impl Repl {
         tape: Tape,
     ) -> Result<(EvalResult, Option<ReplayObservation>), ReplError> {
         self.ensure_sandbox().await?;
-        let script = match script::prepare(&ev.code, &self.limits.script) {
+        let script = match script::prepare_with(&ev.code, &self.limits.script, self.modules.as_ref()) {
             Ok(s) => s,
             Err(rejected) => return Ok((EvalResult::refused(rejected.js_name(), rejected.to_string()), None)),
         };

@@ -23,6 +23,7 @@
 //! [`sealed`] is the scan for module syntax; [`incomplete`] tells whether
 //! code is cut short ([`needs_more_input`]); [`typescript`] strips types.
 
+mod imports;
 mod incomplete;
 mod prescan;
 mod rewrite;
@@ -32,6 +33,7 @@ mod stack;
 mod tests;
 mod typescript;
 
+pub use imports::ModuleDigests;
 pub use incomplete::needs_more_input;
 use prescan::{check_nesting, mentions_parser_word};
 use rewrite::transform;
@@ -84,7 +86,7 @@ pub enum ScriptRejected {
         column: usize,
     },
     /// The code tries to load a module.
-    #[error("{what} is not allowed: this is a sealed sandbox with no module loader (line {line}, column {column}). Use the provided globals instead (tools, console, timers)")]
+    #[error("{what} is not allowed: this is a sealed sandbox with no module loader but for the modules the settings' \"modules\" name (line {line}, column {column}). Use the provided globals instead (tools, console, timers, fetch)")]
     Sealed {
         /// What was found (`import declaration`, `require()`, ...).
         what: &'static str,
@@ -102,6 +104,34 @@ impl ScriptRejected {
             ScriptRejected::Syntax { .. } => "SyntaxError",
             ScriptRejected::Sealed { .. } => "SandboxError",
             ScriptRejected::TooLarge { .. } | ScriptRejected::TooDeep { .. } => "RangeError",
+        }
+    }
+}
+
+/// Transform REPL input into the script the guest evaluates, with imports
+/// of the configured modules (`modules`) rewritten into loads through the
+/// `ImportModule` tool (see `imports.rs`); without modules, module syntax is
+/// refused as sealed.
+pub fn prepare_with(
+    code: &str,
+    limits: &ScriptLimits,
+    modules: Option<&std::sync::Arc<dyn ModuleDigests>>,
+) -> Result<String, ScriptRejected> {
+    let Some(modules) = modules.cloned() else { return prepare(code, limits) };
+    if code.len() > limits.max_bytes {
+        return Err(ScriptRejected::TooLarge { len: code.len(), limit: limits.max_bytes });
+    }
+    check_nesting(code, limits.max_nesting)?;
+    if !code.contains("import") {
+        return prepare(code, limits);
+    }
+    match on_parse_stack(code, move |c| imports::rewrite_imports(c, modules.as_ref())) {
+        Parsed::Done(Ok(Some(rewritten))) => prepare(&rewritten, &ScriptLimits { max_bytes: usize::MAX, ..*limits }),
+        Parsed::Done(Ok(None)) => prepare(code, limits),
+        Parsed::Done(Err(e)) => Err(e),
+        Parsed::Panicked => Err(parser_failed()),
+        Parsed::NoThread(e) => {
+            Err(ScriptRejected::Syntax { message: format!("cannot start the parser: {e}"), line: 1, column: 1 })
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod chdir;
 pub mod files;
 pub mod mcp;
+pub mod modules;
 pub mod sampling;
 pub mod search;
 pub mod shell;

@@ -114,6 +114,62 @@ pub struct Settings {
     /// may reach, and their caps.
     #[serde(rename = "webFetch", skip_serializing_if = "WebFetchSettings::is_default")]
     pub web_fetch: WebFetchSettings,
+    /// The ES modules scripts may `import`, by the name they import them by:
+    /// one file (`{"path": "vendor/marked.esm.js"}`) or a package directory
+    /// (`{"path": "vendor/lodash-es", "entry": "lodash.js"}`), each with an
+    /// optional `sha256`. Paths are relative to the project directory (the
+    /// first root). Nothing else can be imported.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub modules: std::collections::BTreeMap<String, ModuleSetting>,
+}
+
+/// One entry of `modules`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleSetting {
+    /// The ESM file, or the package directory.
+    pub path: String,
+    /// A package's entry file, relative to it (default `index.js`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// The expected SHA-256 (hex): of the file, or for a package of its
+    /// files (see `wrepl::policy::LoadedModule`); a mismatch refuses the
+    /// import and names the digest found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+impl ModuleSetting {
+    /// Check one entry; the error names what is wrong.
+    pub(crate) fn check(&self, name: &str) -> Result<(), String> {
+        if name.is_empty() || name.len() > 214 || name.chars().any(char::is_control) {
+            return Err(format!("{name:?} is not a module name (1 to 214 characters, no control characters)"));
+        }
+        if self.path.trim().is_empty() {
+            return Err(format!("{name}: path is empty"));
+        }
+        if let Some(h) = &self.sha256 {
+            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("{name}: sha256 must be 64 hexadecimal digits"));
+            }
+        }
+        if let Some(e) = &self.entry {
+            let p = std::path::Path::new(e);
+            if e.is_empty() || p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+                return Err(format!("{name}: entry must be a path inside the package, not {e:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The module as the tool reads it, its path resolved against `project`.
+    pub fn spec(&self, project: &std::path::Path) -> crate::tools::modules::ModuleSpec {
+        crate::tools::modules::ModuleSpec {
+            path: project.join(&self.path),
+            entry: self.entry.clone(),
+            sha256: self.sha256.as_ref().map(|h| h.to_ascii_lowercase()),
+        }
+    }
 }
 
 /// `webFetch`: the grants and caps of `WebFetch` (see

@@ -18,12 +18,24 @@ impl Replaying {
 }
 
 impl Deck for Replaying {
-    fn call_starts(&mut self, tool: &str, _: &str, _: &dyn Fn() -> Intent, _: &mut dyn TapeHost) -> Start {
+    fn call_starts(&mut self, tool: &str, input: &str, _: &dyn Fn() -> Intent, _: &mut dyn TapeHost) -> Start {
         let c = &mut self.cursor;
         let index = c.next_call_index();
         match c.peek() {
-            Some(Event::Call { tool: t, .. }) if t == tool => {
+            Some(Event::Call { tool: t, input: i, .. }) if t == tool && i == input => {
                 c.next();
+            }
+            // The same tool with another input: the code, or what it
+            // depends on (an imported module's digest), is not what ran.
+            Some(Event::Call { tool: t, .. }) if t == tool => {
+                c.diverge(Some(index), format!("call of {tool} with another input"));
+                return Start::Refused(call_error(
+                    FailureKind::ReplayDrift,
+                    format!(
+                        "replay drift: call #{index} ({tool}) was recorded with another input than this block makes \
+                         now; nothing was run"
+                    ),
+                ));
             }
             _ => {
                 c.diverge(Some(index), format!("call of {tool}"));
