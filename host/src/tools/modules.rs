@@ -56,13 +56,16 @@ pub struct LoadedModule {
     pub sha256: String,
 }
 
+/// A file's path, length and modification time, as a digest was taken.
+type Stamp = (PathBuf, u64, Option<std::time::SystemTime>);
+
 /// The configured modules, by the name scripts import them by.
 #[derive(Default)]
 pub struct ModuleSet {
     modules: BTreeMap<String, ModuleSpec>,
     /// Digests by name, with the files' (path, length, mtime) they were taken
     /// from: the transform asks for a digest at every evaluation that imports.
-    cache: Mutex<BTreeMap<String, (Vec<(PathBuf, u64, Option<std::time::SystemTime>)>, String)>>,
+    cache: Mutex<BTreeMap<String, (Vec<Stamp>, String)>>,
 }
 
 impl std::fmt::Debug for ModuleSet {
@@ -217,7 +220,8 @@ fn read_module(name: &str, spec: &ModuleSpec) -> Result<LoadedModule, ToolError>
             String::from_utf8(bytes).map_err(|_| failed(format!("module {name:?}: {shown} is not UTF-8 text")))?;
         let file = spec.path.file_name().and_then(|f| f.to_str()).unwrap_or("module.js").to_string();
         // One file imports nothing relative: a package directory does that.
-        for s in specifiers_of(&text, &file).map_err(|e| failed(format!("module {name:?}: {e}")))? {
+        let imports = specifiers_of(&text, &file).map_err(|e| failed(format!("module {name:?}: {e}")))?;
+        if let Some(s) = imports.first() {
             return Err(failed(format!(
                 "module {name:?} ({shown}) imports {s:?}: a module of one file must not import anything; \
                  configure its package directory (with \"entry\") instead"
