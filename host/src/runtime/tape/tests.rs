@@ -151,26 +151,38 @@ fn off_asks_for_no_fingerprint() {
 }
 
 #[test]
+fn replay_marks_a_call_with_another_input_as_drift() {
+    let mut deck = load(Tape::Replay(vec![call("a")]));
+    let mut host = FakeHost::default();
+    let Start::Refused(e) = deck.call_starts("a", r#"{"x":1}"#, &|| intent("", true), &mut host) else { panic!("ran") };
+    assert_eq!(e.kind, "replay-drift");
+    assert!(e.message.contains("recorded with another input"), "{}", e.message);
+    let seen = deck.finish().expect("replay observes");
+    let d = seen.divergence.expect("a divergence");
+    assert_eq!((d.call, d.actual.as_str()), (Some(0), "call of a with another input"));
+}
+
+#[test]
 fn replay_answers_from_the_recording_and_marks_drift() {
     let refused = Event::Refused { call: 1, error_kind: "denied".into(), message: "no".into() };
     let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new() };
     let events = vec![call("a"), call("b"), refused, Event::Now { us: 3.0 }, done, call("c")];
     let mut deck = load(Tape::Replay(events));
     let mut host = FakeHost::default();
-    assert!(matches!(deck.call_starts("a", "", &|| intent("", true), &mut host), Start::Replayed { index: 0 }));
+    assert!(matches!(deck.call_starts("a", "{}", &|| intent("", true), &mut host), Start::Replayed { index: 0 }));
     host.calls.push((5, 0));
-    let Start::Refused(e) = deck.call_starts("b", "", &|| intent("", true), &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("b", "{}", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!((e.kind.as_str(), e.message.as_str()), ("denied", "no"));
     assert_eq!(deck.now(&mut host), 3.0);
     let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
     assert_eq!((d.id, d.outcome.ok()), (5, Some("1".to_string())));
     assert!(host.calls.is_empty());
-    assert!(matches!(deck.call_starts("c", "", &|| intent("", true), &mut host), Start::Replayed { index: 2 }));
+    assert!(matches!(deck.call_starts("c", "{}", &|| intent("", true), &mut host), Start::Replayed { index: 2 }));
     host.calls.push((6, 2));
     let Next::Answer(Some(types::Completion::Call(d))) = deck.next_completion(&mut host) else { panic!() };
     assert_eq!(d.outcome.unwrap_err().kind, "outcome-unknown");
     assert!(matches!(deck.next_completion(&mut host), Next::Answer(None)));
-    let Start::Refused(e) = deck.call_starts("d", "", &|| intent("", true), &mut host) else { panic!("ran") };
+    let Start::Refused(e) = deck.call_starts("d", "{}", &|| intent("", true), &mut host) else { panic!("ran") };
     assert_eq!(e.kind, "replay-drift");
     let seen = deck.finish().expect("replay observes");
     assert_eq!(seen.unknown, vec![2]);
