@@ -118,8 +118,8 @@ impl Resolver for Modules {
                 }
             }
             Err(format!(
-                "cannot import {name:?}: a script imports only the modules the settings' \"modules\" name, \
-                 by name, with import or import() in its own code (which loads them first)"
+                "cannot import {name:?}: this is a sealed sandbox; a script imports only the modules the settings' \
+                 \"modules\" name, by name, with import or import() in its own code (which loads them first)"
             ))
         });
         found.map_err(|msg| Exception::throw_type(ctx, &msg))

@@ -205,7 +205,7 @@ async fn builtin_declarations_type_check() {
         ("const s: string = (await Write({ file_path: \"a\", content: \"b\" })).bytes;", "Write's bytes is a number"),
         ("const c = (await Read({ file_path: \"a\" })).content;", "content exists only on text results"),
         ("const t: string = (await rg(\"x\", { output_mode: \"matches\" }))[0].line;", "a match's line is a number"),
-        ("fetch(\"https://example.com\");", "there is no fetch"),
+        ("await fetch(42);", "fetch takes a URL or a Request, not a number"),
         ("document.title;", "there is no DOM"),
     ] {
         let code = format!("async function main(): Promise<void> {{\n  {bad}\n}}\nmain();\n");
