@@ -47,7 +47,7 @@ impl Ev {
             // JSON has no NaN or infinity.
             Ev::Now { us } => Event::Now { us: if us.is_finite() { us } else { 0.0 } },
             Ev::Random { value } => Event::Random { value },
-            Ev::End { threw, error, stopped } => Event::End { threw, error, stopped },
+            Ev::End { threw, error, stopped } => Event::End { threw, error, stopped, cost: None },
         }
     }
 }

@@ -9,6 +9,7 @@ mod cli;
 mod confine;
 mod conformance;
 mod contexts;
+mod cost;
 mod golden;
 mod host_conformance;
 mod hostile;

@@ -193,6 +193,13 @@ async fn stdio_session_end_to_end() {
     assert_eq!(calls[0]["name"], "Glob");
     assert_eq!(calls[1]["type"], "tool_result");
     assert_eq!(calls[1]["tool_use_id"], calls[0]["id"]);
+    // The cost record, in structuredContent and in _meta.
+    let cost = &structured(&r)["cost"];
+    assert_eq!(cost["calls"], json!({"Glob": 1}), "{cost}");
+    assert!(cost["bytes_in"].as_u64() > Some(0) && cost["bytes_out"].as_u64() > Some(0), "{cost}");
+    assert!(cost["peak_memory_bytes"].as_u64() > Some(1 << 20), "{cost}");
+    let meta = serde_json::to_value(r.meta.as_ref().expect("_meta")).unwrap();
+    assert_eq!(&meta["wrepl/cost"], cost);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let progress: Vec<String> =
         seen.progress.lock().unwrap()[before..].iter().filter_map(|p| p.message.clone()).collect();

@@ -219,7 +219,7 @@ fn done(i: u32) -> Event {
 fn block(code: &str, body: Vec<Event>, threw: bool) -> Vec<Event> {
     let mut v = vec![Event::Begin { code: code.into(), boundary: "main".into() }];
     v.extend(body);
-    v.push(Event::End { threw, error: None, stopped: false });
+    v.push(Event::End { threw, error: None, stopped: false, cost: None });
     v
 }
 

@@ -224,6 +224,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                     "new_tools": r.new_tools,
                     "script_ms": r.script_ms,
                     "wall_ms": r.wall_ms,
+                    "cost": r.cost,
                 }),
             )?;
             writeln!(out)?;

@@ -14,7 +14,7 @@ use super::{Limits, Repl, ReplError};
 use crate::budget::Budget;
 use crate::call::TraceContext;
 use crate::pipeline::dispatcher::CallRecord;
-use crate::runtime::{EvalReport, Fault, ScriptError, StopReason};
+use crate::runtime::{Cost, EvalReport, Fault, ScriptError, StopReason};
 use crate::text::{cap_text, cap_text_of};
 use crate::tools::Media;
 
@@ -135,6 +135,8 @@ pub struct EvalResult {
     pub media: Vec<Media>,
     /// Wire names ([`crate::call::REGISTERED_PREFIX`] and the name) of tools this evaluation registered.
     pub new_tools: Vec<String>,
+    /// What the evaluation cost (guest time, wall time, memory, calls, bytes, fuel).
+    pub cost: Cost,
 }
 
 impl EvalResult {
@@ -157,6 +159,9 @@ impl Repl {
             abandoned_calls,
             script_time,
             wall_time,
+            usage,
+            peak_memory_bytes,
+            fuel_used,
             ..
         } = report;
         let timed_out = matches!(stopped, Some(StopReason::ScriptBudget | StopReason::WallClock))
@@ -211,6 +216,15 @@ impl Repl {
             calls: Vec::new(),
             media: Vec::new(),
             new_tools: Vec::new(),
+            cost: Cost {
+                guest_cpu_us: script_time.as_micros() as u64,
+                wall_ms: wall_time.as_secs_f64() * 1e3,
+                peak_memory_bytes,
+                calls: usage.calls,
+                bytes_in: usage.bytes_in,
+                bytes_out: usage.bytes_out,
+                fuel: fuel_used,
+            },
         }
     }
 }
@@ -275,6 +289,7 @@ impl EvalResult {
             calls: Vec::new(),
             media: Vec::new(),
             new_tools: Vec::new(),
+            cost: Cost::default(),
         }
     }
 }

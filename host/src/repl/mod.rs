@@ -347,6 +347,7 @@ impl Repl {
                 threw: result.error.is_some(),
                 error: result.error.as_ref().map(|e| format!("{}: {}", e.name, e.message)),
                 stopped: result.timed_out || result.error.as_ref().is_some_and(|e| e.name == "AbortError"),
+                cost: Some(result.cost.clone()),
             };
             if let Err(e) = rec.record(end, true) {
                 result.stderr.push_str(&format!("[wrepl] warning: {e}\n"));

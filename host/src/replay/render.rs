@@ -66,6 +66,8 @@ impl Calls {
 /// that carry no call or block boundary (clock, random, timers) are not shown.
 pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Result<()> {
     let mut block = Calls::default();
+    let mut total = crate::runtime::Cost::default();
+    let mut costed = 0usize;
     for e in events {
         match &e.event {
             Event::Begin { code, boundary } => {
@@ -100,7 +102,11 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
                     clip(message, OUTCOME_CHARS)
                 )?;
             }
-            Event::End { threw, error, .. } => {
+            Event::End { threw, error, cost, .. } => {
+                if let Some(c) = cost {
+                    total.add(c);
+                    costed += 1;
+                }
                 block.open = false;
                 block.pending("(not delivered before the block ended)", out)?;
                 match (threw, error) {
@@ -124,7 +130,29 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
     if block.open {
         block.incomplete(out)?;
     }
+    if costed > 0 {
+        writeln!(out, "cost of {costed} block(s): {}", describe_cost(&total))?;
+    }
     Ok(())
+}
+
+/// A cost on one line: times, memory, calls by tool, bytes, fuel.
+pub fn describe_cost(c: &crate::runtime::Cost) -> String {
+    let calls: u64 = c.calls.values().sum();
+    let by_tool: Vec<String> = c.calls.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    let mut s = format!(
+        "guest {:.1} ms, wall {:.1} ms, peak memory {} KiB, {calls} call(s){}, {} bytes in, {} bytes out",
+        c.guest_cpu_us as f64 / 1e3,
+        c.wall_ms,
+        c.peak_memory_bytes / 1024,
+        if by_tool.is_empty() { String::new() } else { format!(" ({})", by_tool.join(", ")) },
+        c.bytes_in,
+        c.bytes_out
+    );
+    if let Some(f) = c.fuel {
+        s.push_str(&format!(", {f} fuel"));
+    }
+    s
 }
 
 #[cfg(test)]
@@ -170,7 +198,23 @@ mod tests {
                     message: "Bash is not allowed".into(),
                 },
             ),
-            (0, Event::End { threw: false, error: None, stopped: false }),
+            (
+                0,
+                Event::End {
+                    threw: false,
+                    error: None,
+                    stopped: false,
+                    cost: Some(crate::runtime::Cost {
+                        guest_cpu_us: 1500,
+                        wall_ms: 12.0,
+                        peak_memory_bytes: 4 << 20,
+                        calls: [("Bash".to_string(), 1), ("t".to_string(), 1)].into(),
+                        bytes_in: 40,
+                        bytes_out: 30,
+                        fuel: None,
+                    }),
+                },
+            ),
             (1, begin("await sleep({ms: 10})")),
             (1, call("sleep", r#"{"ms":10}"#)),
         ]);
@@ -187,6 +231,7 @@ mod tests {
                 "  | await sleep({ms: 10})\n",
                 "  call #0 sleep -> outcome_unknown (the process ended while it ran)\n",
                 "  => incomplete (the process ended during this block)\n",
+                "cost of 1 block(s): guest 1.5 ms, wall 12.0 ms, peak memory 4096 KiB, 2 call(s) (Bash 1, t 1), 40 bytes in, 30 bytes out\n",
             )
         );
     }
@@ -198,11 +243,11 @@ mod tests {
             (0, call("fail", "{}")),
             (0, Event::Done { call: 0, ok: false, payload: "it failed".into(), error_kind: "tool-error".into() }),
             (0, call("hang", "{}")),
-            (0, Event::End { threw: true, error: Some("Error: it failed".into()), stopped: false }),
+            (0, Event::End { threw: true, error: Some("Error: it failed".into()), stopped: false, cost: None }),
             (1, begin("await hang({})")),
             (1, call("hang", "{}")),
             (2, begin("throw 1")),
-            (2, Event::End { threw: true, error: None, stopped: true }),
+            (2, Event::End { threw: true, error: None, stopped: true, cost: None }),
         ]);
         assert_eq!(
             render(&events),
@@ -238,7 +283,7 @@ mod tests {
             (0, begin("")),
             (0, call("t", &long)),
             (0, Event::Done { call: 0, ok: true, payload: long.clone(), error_kind: String::new() }),
-            (0, Event::End { threw: false, error: None, stopped: false }),
+            (0, Event::End { threw: false, error: None, stopped: false, cost: None }),
         ]));
         let line = rendered.lines().nth(1).expect("the call line");
         assert_eq!(line, format!("  call #0 t {}… -> {}…", "x".repeat(120), "x".repeat(160)));

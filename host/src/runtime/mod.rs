@@ -253,6 +253,66 @@ pub struct EvalReport {
     pub wall_time: Duration,
     /// In replay mode: how the block matched its recording.
     pub replay: Option<ReplayObservation>,
+    /// The inner calls, counted at the boundary.
+    pub usage: CallUsage,
+    /// The guest's linear memory at its largest, in bytes.
+    pub peak_memory_bytes: u64,
+    /// Fuel spent, when the engine meters fuel.
+    pub fuel_used: Option<u64>,
+}
+
+/// The inner calls of one evaluation as the guest made them, counted at the
+/// WIT boundary: how many of each tool, and the bytes of their inputs (the
+/// JSON the guest sent) and outcomes (the JSON or error text it got back).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CallUsage {
+    /// Calls started, by tool (refused ones included).
+    pub calls: std::collections::BTreeMap<String, u64>,
+    /// Bytes of the calls' inputs.
+    pub bytes_in: u64,
+    /// Bytes of the outcomes delivered to the guest.
+    pub bytes_out: u64,
+}
+
+/// What one evaluation cost: the `cost` of `--json`, of the MCP result and
+/// of the log's `End` event.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Cost {
+    /// Guest execution time, in microseconds (the script budget's clock: it
+    /// pauses while inner calls run).
+    pub guest_cpu_us: u64,
+    /// Wall time, in milliseconds.
+    pub wall_ms: f64,
+    /// The guest's linear memory at its largest, in bytes (memory is never
+    /// given back, so it includes what earlier evaluations of the context
+    /// grew it to).
+    pub peak_memory_bytes: u64,
+    /// Inner calls started, by tool.
+    pub calls: std::collections::BTreeMap<String, u64>,
+    /// Bytes of the inner calls' inputs.
+    pub bytes_in: u64,
+    /// Bytes of the inner calls' outcomes.
+    pub bytes_out: u64,
+    /// Fuel (wasmtime instructions) spent, when the engine meters fuel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<u64>,
+}
+
+impl Cost {
+    /// Add `other` (for sums over a session).
+    pub fn add(&mut self, other: &Cost) {
+        self.guest_cpu_us += other.guest_cpu_us;
+        self.wall_ms += other.wall_ms;
+        self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
+        for (tool, n) in &other.calls {
+            *self.calls.entry(tool.clone()).or_default() += n;
+        }
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        if let Some(f) = other.fuel {
+            self.fuel = Some(self.fuel.unwrap_or(0) + f);
+        }
+    }
 }
 
 /// One guest instance: a persistent QuickJS runtime and its store.
@@ -312,8 +372,9 @@ impl Sandbox {
         if let Some(f) = &self.poisoned {
             return EvalReport::fault_only(f.clone());
         }
+        let fuel_given = req.fuel.unwrap_or(u64::MAX);
         if self.fuel {
-            let _ = self.store.set_fuel(req.fuel.unwrap_or(u64::MAX));
+            let _ = self.store.set_fuel(fuel_given);
         }
         self.store.set_epoch_deadline(1);
         self.store.data_mut().begin_eval(req.budget, req.cancel.clone(), req.tape.clone());
@@ -322,6 +383,29 @@ impl Sandbox {
         let stop = state.stop_reason();
         let replay = state.take_replay();
         let (console, abandoned, script_time, wall_time) = state.end_eval();
+        let usage = state.take_usage();
+        let peak_memory_bytes = state.peak_memory() as u64;
+        let fuel_used =
+            if self.fuel { self.store.get_fuel().ok().map(|left| fuel_given.saturating_sub(left)) } else { None };
+        let mut report = self.report(result, stop, replay, console, abandoned, script_time, wall_time);
+        report.usage = usage;
+        report.peak_memory_bytes = peak_memory_bytes;
+        report.fuel_used = fuel_used;
+        report
+    }
+
+    /// The report of an evaluation that ended with `result`.
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &mut self,
+        result: wasmtime::Result<types::EvalOutcome>,
+        stop: Option<StopReason>,
+        replay: Option<ReplayObservation>,
+        console: ConsoleOutput,
+        abandoned: Vec<String>,
+        script_time: Duration,
+        wall_time: Duration,
+    ) -> EvalReport {
         match result {
             Ok(outcome) if outcome.poisoned.is_some() => {
                 let fault = Fault::Tampered(outcome.poisoned.unwrap_or_default());
@@ -359,6 +443,9 @@ impl Sandbox {
                     script_time,
                     wall_time,
                     replay,
+                    usage: CallUsage::default(),
+                    peak_memory_bytes: 0,
+                    fuel_used: None,
                 }
             }
         }
@@ -453,6 +540,9 @@ impl EvalReport {
             script_time: Duration::ZERO,
             wall_time: Duration::ZERO,
             replay: None,
+            usage: CallUsage::default(),
+            peak_memory_bytes: 0,
+            fuel_used: None,
         }
     }
 
@@ -481,6 +571,9 @@ impl EvalReport {
             script_time,
             wall_time,
             replay: None,
+            usage: CallUsage::default(),
+            peak_memory_bytes: 0,
+            fuel_used: None,
         }
     }
 }

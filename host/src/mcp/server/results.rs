@@ -97,6 +97,16 @@ pub(super) fn repl_output_schema() -> Value {
             "new_tool_definitions": {"type": "array", "items": {"type": "object"}},
             "script_ms": {"type": "number"},
             "wall_ms": {"type": "number"},
+            "cost": {
+                "type": "object",
+                "description": "What the evaluation cost: guest time (µs), wall time, the guest's peak memory, inner calls by tool, the bytes of their inputs and outcomes, and fuel when metered.",
+                "properties": {
+                    "guest_cpu_us": {"type": "integer"}, "wall_ms": {"type": "number"},
+                    "peak_memory_bytes": {"type": "integer"},
+                    "calls": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "bytes_in": {"type": "integer"}, "bytes_out": {"type": "integer"}, "fuel": {"type": "integer"}
+                }
+            },
             "replay": {"type": ["object", "null"]}
         },
         "required": ["code", "stdout", "stderr", "timed_out", "calls", "script_ms", "wall_ms"]
@@ -345,9 +355,17 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
         "new_tool_definitions": definitions,
         "script_ms": r.script_ms,
         "wall_ms": r.wall_ms,
+        "cost": r.cost,
         "replay": restore.map(|rr| json!({"summary": rr.summary, "blocks": rr.blocks})),
     });
     let mut out = if r.failed() { CallToolResult::error(content) } else { CallToolResult::success(content) };
     out.structured_content = Some(structured);
+    // The cost also in `_meta`, under wrepl's prefix, for clients that
+    // account for tool calls without reading structured content.
+    if let Ok(Value::Object(cost)) = serde_json::to_value(&r.cost) {
+        let mut meta = serde_json::Map::new();
+        meta.insert("wrepl/cost".into(), Value::Object(cost));
+        out.meta = Some(rmcp::model::MetaObject(meta));
+    }
     out
 }

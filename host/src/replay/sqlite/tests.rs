@@ -19,7 +19,7 @@ fn block_events(block: u64) -> Vec<(u64, Event)> {
         (block, Event::Done { call: 0, ok: true, payload: "{}".into(), error_kind: String::new() }),
         (block, Event::Now { us: 1.5e15 }),
         (block, Event::Random { value: u64::MAX }),
-        (block, Event::End { threw: false, error: None, stopped: false }),
+        (block, Event::End { threw: false, error: None, stopped: false, cost: None }),
     ]
 }
 

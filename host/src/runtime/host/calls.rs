@@ -55,6 +55,8 @@ pub(super) struct Calls {
     in_flight: BTreeMap<u32, InFlight>,
     /// Index (among this eval's calls) of each in-flight call id.
     index: BTreeMap<u32, u32>,
+    /// This evaluation's calls, counted (for its cost record).
+    pub(super) usage: crate::runtime::CallUsage,
 }
 
 impl Calls {
@@ -66,6 +68,7 @@ impl Calls {
             next_id: 1,
             in_flight: BTreeMap::new(),
             index: BTreeMap::new(),
+            usage: crate::runtime::CallUsage::default(),
         }
     }
 
@@ -95,6 +98,7 @@ impl Calls {
     /// Clear the per-evaluation call indices.
     pub(super) fn begin(&mut self) {
         self.index.clear();
+        self.usage = crate::runtime::CallUsage::default();
     }
 
     /// The evaluation ended: abort what is still in flight and drop every
@@ -139,6 +143,14 @@ impl calls::Host for HostState {
         if let Err(e) = self.admit(&tool, &input) {
             return Ok(Err(e));
         }
+        let usage = &mut self.calls.usage;
+        match usage.calls.get_mut(tool.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                usage.calls.insert(truncate_name(&tool), 1);
+            }
+        }
+        usage.bytes_in += input.len() as u64;
         let handler = self.calls.handler.clone();
         let intent = || crate::runtime::tape::Intent {
             fingerprint: handler.fingerprint(&tool),
@@ -185,6 +197,12 @@ impl calls::Host for HostState {
             Next::Live => self.wait_completion().await,
         };
         self.watch.clock.resume();
+        if let Some(types::Completion::Call(done)) = &next {
+            self.calls.usage.bytes_out += match &done.outcome {
+                Ok(json) => json.len() as u64,
+                Err(e) => e.message.len() as u64,
+            };
+        }
         next
     }
 

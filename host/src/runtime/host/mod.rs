@@ -195,6 +195,11 @@ impl HostState {
         (self.console.take(), abandoned, script, wall)
     }
 
+    /// The evaluation's calls, counted (taken: the counters start again).
+    pub(crate) fn take_usage(&mut self) -> crate::runtime::CallUsage {
+        std::mem::take(&mut self.calls.usage)
+    }
+
     /// Check budgets; latch the first stop reason.
     pub(crate) fn poll_budget(&mut self) -> Option<StopReason> {
         self.watch.poll()

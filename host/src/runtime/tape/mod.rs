@@ -94,6 +94,9 @@ pub enum Event {
         /// True when a budget or cancellation stopped the block.
         #[serde(default)]
         stopped: bool,
+        /// What the block cost (absent in logs written before costs were).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<crate::runtime::Cost>,
     },
     /// A writer took the session over from a stale lease holder (written by
     /// the store; not part of any evaluation's tape).
