@@ -92,6 +92,7 @@ mod runtime;
 mod script;
 mod shell_syntax;
 #[doc(hidden)]
+pub mod telemetry;
 pub mod testing;
 pub mod text;
 mod tools;

@@ -38,7 +38,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(cli::run(cli)) {
+    // Traces, when the standard OTEL_* variables ask for them: set up
+    // before the command, flushed (within a short bound) after it.
+    if let Err(e) = wrepl::telemetry::init_from_env() {
+        eprintln!("wrepl: warning: traces are not exported: {}", wrepl::text::terminal_safe(&e.to_string()));
+    }
+    let code = match rt.block_on(cli::run(cli)) {
         Ok(code) => code,
         Err(e) => {
             // Messages may quote stored or configured text (a forged log,
@@ -46,7 +51,9 @@ fn main() -> ExitCode {
             eprintln!("wrepl: {}", wrepl::text::terminal_safe(&report(&e)));
             ExitCode::from(2)
         }
-    }
+    };
+    wrepl::telemetry::shutdown(std::time::Duration::from_secs(2));
+    code
 }
 
 /// An error and its causes on one line, each cause once: a cause whose text

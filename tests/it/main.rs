@@ -32,6 +32,7 @@ mod resilience;
 mod sessions;
 mod shell_rules;
 mod snapshots;
+mod telemetry;
 mod terminal;
 mod types;
 mod web_platform;

@@ -257,6 +257,7 @@ fn ctx(dir: &std::path::Path, progress: Option<ProgressFn>) -> (ToolContext, Can
         timeout: Duration::from_secs(30),
         progress,
         confinement: Default::default(),
+        trace: None,
     };
     (c, cancel)
 }

@@ -125,8 +125,19 @@ where
 }
 
 pub(crate) async fn start_stdio(c: TestClient, root: &Path, extra: &[&str]) -> RunningService<RoleClient, TestClient> {
+    start_stdio_env(c, root, extra, &[]).await
+}
+
+/// [`start_stdio`] with more variables in the server's environment.
+pub(crate) async fn start_stdio_env(
+    c: TestClient,
+    root: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> RunningService<RoleClient, TestClient> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"));
     cmd.arg("serve").arg("--root").arg(root).args(extra).kill_on_drop(true);
+    cmd.envs(env.iter().copied());
     let transport = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::inherit()).spawn().unwrap().0;
     c.serve(transport).await.expect("MCP handshake with wrepl serve")
 }
@@ -140,6 +151,22 @@ pub(crate) async fn call(service: &RunningService<RoleClient, TestClient>, tool:
     .await
     .expect("tool call timed out")
     .expect("tool call failed at the protocol level")
+}
+
+/// [`call`] with `meta` as the request's `_meta`.
+pub(crate) async fn call_with_meta(
+    service: &RunningService<RoleClient, TestClient>,
+    tool: &str,
+    args: Value,
+    meta: Value,
+) -> CallToolResult {
+    let (Value::Object(args), Value::Object(meta)) = (args, meta) else { panic!("arguments and meta are objects") };
+    let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+    params.meta = Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(meta)));
+    tokio::time::timeout(Duration::from_secs(60), service.call_tool(params))
+        .await
+        .expect("tool call timed out")
+        .expect("tool call failed at the protocol level")
 }
 
 pub(crate) fn structured(r: &CallToolResult) -> Value {

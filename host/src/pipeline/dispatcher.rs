@@ -58,6 +58,8 @@ struct Scope {
     /// evaluation ends).
     cancel: CancellationToken,
     calls: EvalCalls,
+    /// The evaluation's trace, when it has one: each call gets a span of it.
+    trace: Option<crate::telemetry::EvalTrace>,
 }
 
 /// Settings of a [`Dispatcher`].
@@ -169,6 +171,7 @@ impl Dispatcher {
                 eval: CancellationToken::new(),
                 cancel: CancellationToken::new(),
                 calls: EvalCalls::default(),
+                trace: None,
             })),
         }
     }
@@ -243,6 +246,12 @@ impl Dispatcher {
         s.eval = cancel.clone();
         s.cancel = cancel.child_token();
         s.calls = EvalCalls::default();
+        s.trace = None;
+    }
+
+    /// The running evaluation's trace (its calls' spans continue it).
+    pub(crate) fn set_trace(&self, trace: Option<crate::telemetry::EvalTrace>) {
+        self.scope.lock().unwrap_or_else(|p| p.into_inner()).trace = trace;
     }
 
     /// A hook said `"continue": false`: stop the running evaluation (as a
@@ -279,10 +288,12 @@ impl Dispatcher {
     /// script receives.
     pub(crate) async fn dispatch(self: Arc<Self>, tool_name: String, input: Value) -> Result<String, CallFailure> {
         let started = Instant::now();
-        let (cwd, cancel) = {
+        let (cwd, cancel, trace) = {
             let s = self.scope.lock().unwrap_or_else(|p| p.into_inner());
-            (s.cwd.clone(), s.cancel.child_token())
+            (s.cwd.clone(), s.cancel.child_token(), s.trace.as_ref().map(|t| t.child()))
         };
+        let (span, trace) = trace.unzip();
+        let started_at = span.map(|_| std::time::SystemTime::now());
         let call = Call {
             id: ids::tool_use_id(),
             tool: tool_name,
@@ -290,7 +301,7 @@ impl Dispatcher {
             origin: Origin::Script,
             cwd,
             budget: CallBudget { started, cancel },
-            trace: None,
+            trace,
             fingerprint: None,
         };
         self.emit(&call.id, &call.tool, Phase::Start, None, started);
@@ -311,6 +322,22 @@ impl Dispatcher {
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         for w in warnings {
             scope.calls.push_warning(w);
+        }
+        if let (Some(span_id), Some(started_at)) = (span, started_at) {
+            let (failure, bytes_out) = match &result {
+                Ok(out) => (None, out.value.to_string().len() as u64),
+                Err(f) => (Some(f.kind.as_str()), f.message.len() as u64),
+            };
+            scope.calls.spans.push(crate::pipeline::records::CallSpanRecord {
+                span_id,
+                tool: tool_name.clone(),
+                call_id: id.clone(),
+                started: started_at,
+                duration: started.elapsed(),
+                failure,
+                bytes_in: input.bytes() as u64,
+                bytes_out,
+            });
         }
         match result {
             Ok(out) => {
@@ -380,7 +407,7 @@ impl Dispatcher {
         // 1-4. schema, latch, PreToolUse hooks, permission
         call.fingerprint = Some(reg.fingerprint.clone());
         self.admit_stages(call, &Gate::Tool { tool: &reg.tool, validator: &reg.input }, &mut trail.warnings).await?;
-        let Call { id, tool, input, cwd, budget, .. } = call;
+        let Call { id, tool, input, cwd, budget, trace, .. } = call;
         let (id, tool_name, started, warnings) = (id.as_str(), tool.as_str(), budget.started, &mut trail.warnings);
         // 5. execute with the native timeout and the watchdog
         let tool = &reg.tool;
@@ -408,6 +435,7 @@ impl Dispatcher {
                 f
             }),
             confinement: self.p.confinement,
+            trace: trace.clone(),
         };
         // The record's copy of the input is its text, written now; the tool
         // takes the value itself unless a post hook needs it afterwards.

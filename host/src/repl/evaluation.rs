@@ -53,7 +53,7 @@ impl Evaluation {
             fuel: opts.fuel,
             cancel: opts.cancel.clone(),
             text_cap: limits.text_cap,
-            trace: None,
+            trace: opts.trace.clone(),
             waiting: opts.waiting.clone(),
         })
     }
@@ -90,6 +90,9 @@ pub struct EvalOptions {
     /// Continue this suspended block instead of starting a new one (the
     /// code must be the block's own): see [`Resumption`].
     pub continues: Option<Resumption>,
+    /// The W3C trace context the evaluation continues (an MCP request's
+    /// `_meta.traceparent`): its span is that span's child.
+    pub trace: Option<TraceContext>,
 }
 
 /// Which suspended block an evaluation continues: its number, and the

@@ -381,6 +381,11 @@ impl Repl {
             Err(rejected) => return Ok((EvalResult::refused(rejected.js_name(), rejected.to_string()), None)),
         };
         self.dispatcher.begin_eval(&ev.cancel);
+        // A replayed block ran before: its spans were exported then.
+        let replaying = matches!(tape, Tape::Replay(_));
+        let trace = if replaying { None } else { crate::telemetry::EvalTrace::for_evaluation(ev.trace.as_ref()) };
+        self.dispatcher.set_trace(trace.clone());
+        let started_at = std::time::SystemTime::now();
         let request = EvalRequest { script, budget: ev.budget, fuel: ev.fuel, cancel: ev.cancel.clone(), tape };
         let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
         let mut report = sandbox.eval(request.clone()).await;
@@ -403,6 +408,31 @@ impl Repl {
             result.context_reset = Some(note);
         }
         let calls = self.dispatcher.finish_eval();
+        if let Some(t) = trace.as_ref().filter(|_| crate::telemetry::enabled()) {
+            let spans: Vec<crate::telemetry::CallSpan<'_>> = calls
+                .spans
+                .iter()
+                .map(|c| crate::telemetry::CallSpan {
+                    span_id: c.span_id,
+                    tool: &c.tool,
+                    call_id: &c.call_id,
+                    started: c.started,
+                    duration: c.duration,
+                    failure: c.failure,
+                    bytes_in: c.bytes_in,
+                    bytes_out: c.bytes_out,
+                })
+                .collect();
+            let eval = crate::telemetry::EvalSpan {
+                started: started_at,
+                wall: std::time::Duration::from_secs_f64(result.wall_ms.max(0.0) / 1e3),
+                error: result.error.as_ref().map(|e| e.name.as_str()),
+                guest_cpu_us: result.cost.guest_cpu_us,
+                session: self.session.as_ref().map(|s| s.name.as_str()),
+                replayed: false,
+            };
+            crate::telemetry::export_evaluation(t, &eval, &spans);
+        }
         push_warnings(&mut result, &calls.warnings);
         result.calls = calls.records;
         result.media = calls.media;

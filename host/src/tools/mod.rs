@@ -160,6 +160,9 @@ pub struct ToolContext {
     /// How commands the call starts are confined (`Bash`; from the settings
     /// keys `confine` and `allowNet`).
     pub confinement: crate::process::confine::Confinement,
+    /// The call's W3C trace context, when its evaluation is traced: Bash
+    /// commands get it as `TRACEPARENT`/`TRACESTATE`, `WebFetch` sends it.
+    pub trace: Option<crate::call::TraceContext>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -254,6 +254,7 @@ mod tests {
             timeout: SAMPLE_TIMEOUT,
             progress: None,
             confinement: Default::default(),
+            trace: None,
         };
         let e = Sample::new(None).call(json!({"prompt": "hi"}), ctx).await.unwrap_err();
         assert!(e.to_string().contains("sampling/createMessage"), "{e}");

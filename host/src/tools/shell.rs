@@ -263,9 +263,20 @@ async fn run(
         writable: ctx.workspace.roots().into_iter().map(|p| p.to_path_buf()).collect(),
         protected: ctx.workspace.protected().to_vec(),
     };
+    // The call's span, for a command that traces itself (W3C's environment
+    // carrier: TRACEPARENT, TRACESTATE).
+    let trace: Vec<(&str, String)> = ctx
+        .trace
+        .iter()
+        .flat_map(|t| {
+            std::iter::once(("TRACEPARENT", t.traceparent.clone()))
+                .chain(t.tracestate.clone().map(|s| ("TRACESTATE", s)))
+        })
+        .collect();
+    let policy = EnvPolicy::only(ENV_PASSTHROUGH).set_all(env.iter().cloned()).set_all(GIT_ENV).set_all(trace);
     // The group is killed when `group` is dropped (timeout, abort, eval end).
     let spawned = tokio::select! {
-        r = confine::spawn(cmd, EnvPolicy::only(ENV_PASSTHROUGH).set_all(env.iter().cloned()).set_all(GIT_ENV), request) => r,
+        r = confine::spawn(cmd, policy, request) => r,
         _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled("the command was stopped before it started".into())),
     };
     let confine::Spawned { mut group, applied } = spawned.map_err(|e| match e {
@@ -344,6 +355,7 @@ mod tests {
             timeout: FILE_TOOL_TIMEOUT,
             progress: None,
             confinement: Confinement { mode: ConfineMode::Require, allow_net: false },
+            trace: None,
         }
     }
 

@@ -379,7 +379,12 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-async fn exchange(client: reqwest::Client, req: Request, config: WebConfig) -> Result<ToolOutput, ToolError> {
+async fn exchange(
+    client: reqwest::Client,
+    req: Request,
+    config: WebConfig,
+    trace: Option<crate::call::TraceContext>,
+) -> Result<ToolOutput, ToolError> {
     let shown = req.url.to_string();
     // An address literal is not resolved: check it here.
     let literal = match req.url.host() {
@@ -391,6 +396,13 @@ async fn exchange(client: reqwest::Client, req: Request, config: WebConfig) -> R
         return Err(ToolError::Failed(format!("WebFetch {shown}: {ip} is not a public address: {PRIVATE_HINT}")));
     }
     let mut builder = client.request(req.method.clone(), req.url.clone()).headers(req.headers).timeout(req.timeout);
+    // The call's span: the server may continue the trace.
+    if let Some(t) = &trace {
+        builder = builder.header("traceparent", t.traceparent.as_str());
+        if let Some(state) = &t.tracestate {
+            builder = builder.header("tracestate", state.as_str());
+        }
+    }
     if let Some(body) = req.body {
         builder = builder.body(body);
     }
@@ -552,7 +564,7 @@ impl Tool for WebFetch {
         Box::pin(async move {
             let (req, client) = prepared?;
             tokio::select! {
-                r = exchange(client, req, config) => r,
+                r = exchange(client, req, config, ctx.trace.clone()) => r,
                 _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled("WebFetch: the request was cancelled".into())),
             }
         })

@@ -271,7 +271,13 @@ impl WreplServer {
             round,
             progress,
         };
-        let opts = EvalOptions { timeout, cancel, ..EvalOptions::default() };
+        // A client's W3C trace context (`_meta.traceparent`, SEP-414): the
+        // evaluation's span continues it.
+        let trace = context.meta.get_traceparent().map(|tp| crate::call::TraceContext {
+            traceparent: tp.to_string(),
+            tracestate: context.meta.get_tracestate().map(str::to_string),
+        });
+        let opts = EvalOptions { timeout, cancel, trace, ..EvalOptions::default() };
         let id = CallId { tool: name.clone(), args: digest, owner };
         let mrtr = modern.then_some((id, retry));
         let started = std::time::Instant::now();

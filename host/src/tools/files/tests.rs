@@ -25,6 +25,7 @@ fn env() -> Env {
         timeout: FILE_TOOL_TIMEOUT,
         progress: None,
         confinement: Default::default(),
+        trace: None,
     };
     Env { _dir: dir, root, ctx }
 }

@@ -1,0 +1,356 @@
+//! Traces of evaluations and their inner calls, with the OpenTelemetry SDK.
+//!
+//! Configured only by the standard variables: nothing is set up, and
+//! nothing connects, unless `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set. Then spans go over OTLP/HTTP
+//! (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, or
+//! `http/json`) through the SDK's batch processor, on a thread of its own, so
+//! exporting never delays a result; `OTEL_SERVICE_NAME`,
+//! `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_TRACES_SAMPLER` are the SDK's own.
+//!
+//! One span per evaluation (`wrepl.evaluation`, the MCP `repl` call's when a
+//! client sent a `traceparent`), one child per inner call (`execute_tool
+//! <tool>`, with the GenAI conventions' `gen_ai.*` attributes). Calls get
+//! their span's W3C context before they run, whether or not spans are
+//! exported: Bash commands see `TRACEPARENT`, `fetch()` sends `traceparent`.
+//! No input or output text goes into a span.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::trace::{
+    SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState, Tracer,
+    TracerProvider as _,
+};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::trace::SdkTracerProvider;
+
+use crate::call::TraceContext;
+
+static PROVIDER: OnceLock<Option<SdkTracerProvider>> = OnceLock::new();
+
+thread_local! {
+    /// The ids the next span built on this thread gets (see [`ChosenIds`]).
+    static NEXT: std::cell::Cell<([u8; 16], [u8; 8])> = const { std::cell::Cell::new(([0; 16], [0; 8])) };
+}
+
+/// The SDK's id generator: the ids wrepl chose (a call's span id is given to
+/// the call before it runs, for its W3C context), set on this thread right
+/// before the span is built; random ones otherwise.
+#[derive(Debug)]
+struct ChosenIds;
+
+impl opentelemetry_sdk::trace::IdGenerator for ChosenIds {
+    fn new_trace_id(&self) -> TraceId {
+        let (t, _) = NEXT.with(std::cell::Cell::get);
+        TraceId::from_bytes(if t == [0; 16] { random_id() } else { t })
+    }
+    fn new_span_id(&self) -> SpanId {
+        let (_, s) = NEXT.with(std::cell::Cell::get);
+        SpanId::from_bytes(if s == [0; 8] { random_id() } else { s })
+    }
+}
+
+/// Build a span with the ids chosen for it.
+fn with_ids<T>(trace: [u8; 16], span: [u8; 8], build: impl FnOnce() -> T) -> T {
+    NEXT.with(|n| n.set((trace, span)));
+    let out = build();
+    NEXT.with(|n| n.set(([0; 16], [0; 8])));
+    out
+}
+
+/// Why traces could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("OpenTelemetry: {0}")]
+pub struct TelemetryError(String);
+
+/// Set up the exporter when the environment asks for one (see the module
+/// docs); `Ok(false)` when it does not. Call once, early; later calls
+/// return the first answer.
+pub fn init_from_env() -> Result<bool, TelemetryError> {
+    let wanted = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    if let Some(p) = PROVIDER.get() {
+        return Ok(p.is_some());
+    }
+    if !wanted || std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
+        let _ = PROVIDER.set(None);
+        return Ok(false);
+    }
+    // The blocking HTTP client the batch thread uses is built outside any
+    // async runtime, on a thread of its own.
+    let built = std::thread::spawn(build_provider).join().map_err(|_| TelemetryError("the set-up panicked".into()))?;
+    let provider = built?;
+    let _ = PROVIDER.set(Some(provider));
+    Ok(true)
+}
+
+fn build_provider() -> Result<SdkTracerProvider, TelemetryError> {
+    use opentelemetry_otlp::{Protocol, WithExportConfig};
+    crate::tools::mcp::ensure_crypto_provider();
+    let protocol = match std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"))
+        .as_deref()
+    {
+        Err(_) | Ok("http/protobuf") => Protocol::HttpBinary,
+        Ok("http/json") => Protocol::HttpJson,
+        Ok(other) => {
+            return Err(TelemetryError(format!(
+                "OTEL_EXPORTER_OTLP_PROTOCOL={other:?} is not supported here (http/protobuf or http/json)"
+            )))
+        }
+    };
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(protocol)
+        .build()
+        .map_err(|e| TelemetryError(format!("cannot build the OTLP exporter: {e}")))?;
+    Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_id_generator(ChosenIds).build())
+}
+
+/// Whether spans are exported.
+pub fn enabled() -> bool {
+    PROVIDER.get().is_some_and(Option::is_some)
+}
+
+/// Export what is buffered and stop, within `timeout` (at the end of the
+/// process).
+pub fn shutdown(timeout: Duration) {
+    if let Some(Some(p)) = PROVIDER.get() {
+        let p = p.clone();
+        // The blocking exporter must not run on an async runtime's thread.
+        let _ = std::thread::spawn(move || p.shutdown_with_timeout(timeout)).join();
+    }
+}
+
+/// The trace an evaluation belongs to: its trace and span ids, the span it
+/// continues (a client's), the sampling flag and the trace state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalTrace {
+    /// The trace id (16 bytes, not all zero).
+    pub trace_id: [u8; 16],
+    /// The evaluation's own span id.
+    pub span_id: [u8; 8],
+    /// The span the evaluation continues (from the incoming `traceparent`).
+    pub parent: Option<[u8; 8]>,
+    /// Whether the trace is sampled.
+    pub sampled: bool,
+    /// The incoming `tracestate`, passed on as it came.
+    pub tracestate: Option<String>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex<const N: usize>(s: &str) -> Option<[u8; N]> {
+    if s.len() != N * 2 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(&s[i * 2..i * 2 + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// A W3C `traceparent` (version 00, or a later one read as 00 says):
+/// trace id, parent span id and whether it is sampled; `None` when malformed
+/// (all-zero ids included).
+pub fn parse_traceparent(s: &str) -> Option<([u8; 16], [u8; 8], bool)> {
+    let parts: Vec<&str> = s.trim().split('-').collect();
+    let [version, trace, span, flags, rest @ ..] = parts.as_slice() else { return None };
+    if version.len() != 2 || *version == "ff" || (*version == "00" && !rest.is_empty()) {
+        return None;
+    }
+    let trace_id = unhex::<16>(trace).filter(|t| t.iter().any(|b| *b != 0))?;
+    let span_id = unhex::<8>(span).filter(|t| t.iter().any(|b| *b != 0))?;
+    let flags = unhex::<1>(flags)?[0];
+    Some((trace_id, span_id, flags & 1 == 1))
+}
+
+fn random_id<const N: usize>() -> [u8; N] {
+    loop {
+        let id: [u8; N] = rand::random();
+        if id.iter().any(|b| *b != 0) {
+            return id;
+        }
+    }
+}
+
+impl EvalTrace {
+    /// The trace of a new evaluation: continuing `incoming` when it is a
+    /// valid W3C context; a new trace when spans are exported; otherwise
+    /// none (wrepl invents no context nobody will see).
+    pub fn for_evaluation(incoming: Option<&TraceContext>) -> Option<Self> {
+        if let Some((trace_id, parent, sampled)) = incoming.and_then(|t| parse_traceparent(&t.traceparent)) {
+            return Some(Self {
+                trace_id,
+                span_id: random_id(),
+                parent: Some(parent),
+                sampled,
+                tracestate: incoming.and_then(|t| t.tracestate.clone()),
+            });
+        }
+        enabled().then(|| Self {
+            trace_id: random_id(),
+            span_id: random_id(),
+            parent: None,
+            sampled: true,
+            tracestate: None,
+        })
+    }
+
+    /// A new span id for one call, and its W3C context.
+    pub fn child(&self) -> ([u8; 8], TraceContext) {
+        let span = random_id();
+        let traceparent = format!("00-{}-{}-{:02x}", hex(&self.trace_id), hex(&span), u8::from(self.sampled));
+        (span, TraceContext { traceparent, tracestate: self.tracestate.clone() })
+    }
+
+    /// The trace id as 32 hex digits.
+    pub fn trace_id_hex(&self) -> String {
+        hex(&self.trace_id)
+    }
+}
+
+/// One inner call as a span sees it.
+#[derive(Debug, Clone)]
+pub struct CallSpan<'a> {
+    /// The call's span id (given to it before it ran).
+    pub span_id: [u8; 8],
+    /// The tool's wire name.
+    pub tool: &'a str,
+    /// The `toolu_…` id.
+    pub call_id: &'a str,
+    /// When it started and how long it took.
+    pub started: SystemTime,
+    /// Its duration.
+    pub duration: Duration,
+    /// `None` when it succeeded; else the failure's kind.
+    pub failure: Option<&'a str>,
+    /// Bytes of its input and output JSON.
+    pub bytes_in: u64,
+    /// Bytes of its output.
+    pub bytes_out: u64,
+}
+
+/// What an evaluation's span says.
+#[derive(Debug, Clone)]
+pub struct EvalSpan<'a> {
+    /// When it started.
+    pub started: SystemTime,
+    /// Its wall time.
+    pub wall: Duration,
+    /// The error's name, when it threw or was stopped.
+    pub error: Option<&'a str>,
+    /// Guest time in microseconds.
+    pub guest_cpu_us: u64,
+    /// The session, if durable.
+    pub session: Option<&'a str>,
+    /// Whether the block was replayed from a log rather than run live.
+    pub replayed: bool,
+}
+
+/// Export one evaluation's span and its calls' spans (when spans are
+/// exported; otherwise nothing).
+pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSpan<'_>]) {
+    let Some(Some(provider)) = PROVIDER.get() else { return };
+    let tracer = provider.tracer("wrepl");
+    let flags = if trace.sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
+    let state = trace.tracestate.as_deref().and_then(|s| s.parse::<TraceState>().ok()).unwrap_or_default();
+    let trace_id = TraceId::from_bytes(trace.trace_id);
+    let parent_cx = match trace.parent {
+        Some(p) => Context::new().with_remote_span_context(SpanContext::new(
+            trace_id,
+            SpanId::from_bytes(p),
+            flags,
+            true,
+            state.clone(),
+        )),
+        None => Context::new(),
+    };
+    let mut attrs = vec![
+        KeyValue::new("gen_ai.operation.name", "execute_tool"),
+        KeyValue::new("gen_ai.tool.name", "repl"),
+        KeyValue::new("wrepl.guest_cpu_us", eval.guest_cpu_us as i64),
+        KeyValue::new("wrepl.replayed", eval.replayed),
+        KeyValue::new("wrepl.calls", calls.len() as i64),
+    ];
+    if let Some(s) = eval.session {
+        attrs.push(KeyValue::new("wrepl.session", s.to_string()));
+    }
+    if let Some(e) = eval.error {
+        attrs.push(KeyValue::new("error.type", e.to_string()));
+    }
+    let builder = tracer
+        .span_builder("wrepl.evaluation")
+        .with_kind(SpanKind::Internal)
+        .with_start_time(eval.started)
+        .with_attributes(attrs);
+    let mut span = with_ids(trace.trace_id, trace.span_id, || tracer.build_with_context(builder, &parent_cx));
+    if let Some(e) = eval.error {
+        opentelemetry::trace::Span::set_status(&mut span, Status::error(e.to_string()));
+    }
+    let eval_cx = SpanContext::new(trace_id, SpanId::from_bytes(trace.span_id), flags, false, state);
+    let child_parent = Context::new().with_remote_span_context(eval_cx);
+    for c in calls {
+        let mut attrs = vec![
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", c.tool.to_string()),
+            KeyValue::new("gen_ai.tool.call.id", c.call_id.to_string()),
+            KeyValue::new("wrepl.bytes_in", c.bytes_in as i64),
+            KeyValue::new("wrepl.bytes_out", c.bytes_out as i64),
+        ];
+        if let Some(kind) = c.failure {
+            attrs.push(KeyValue::new("error.type", kind.to_string()));
+        }
+        let builder = tracer
+            .span_builder(format!("execute_tool {}", c.tool))
+            .with_kind(SpanKind::Internal)
+            .with_start_time(c.started)
+            .with_attributes(attrs);
+        let mut s = with_ids(trace.trace_id, c.span_id, || tracer.build_with_context(builder, &child_parent));
+        if let Some(kind) = c.failure {
+            opentelemetry::trace::Span::set_status(&mut s, Status::error(kind.to_string()));
+        }
+        opentelemetry::trace::Span::end_with_timestamp(&mut s, c.started + c.duration);
+    }
+    opentelemetry::trace::Span::end_with_timestamp(&mut span, eval.started + eval.wall);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparents_are_read_strictly() {
+        let (t, s, sampled) = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+        assert_eq!(hex(&t), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(hex(&s), "00f067aa0ba902b7");
+        assert!(sampled);
+        for bad in [
+            "",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+        ] {
+            assert!(parse_traceparent(bad).is_none(), "{bad:?}");
+        }
+        let incoming = TraceContext {
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00".into(),
+            tracestate: Some("k=v".into()),
+        };
+        let t = EvalTrace::for_evaluation(Some(&incoming)).unwrap();
+        assert_eq!(t.trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        let (_, child) = t.child();
+        assert!(
+            child.traceparent.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-") && child.traceparent.ends_with("-00")
+        );
+        assert_eq!(child.tracestate.as_deref(), Some("k=v"));
+    }
+}
