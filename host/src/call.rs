@@ -193,6 +193,19 @@ pub struct Call {
     /// (`None` until its tool is known): a recorded call whose fingerprint
     /// differs on replay has drifted.
     pub fingerprint: Option<Arc<str>>,
+    /// How the permission stage decided it (for its span); `None` until it did.
+    pub permission: Option<PermissionNote>,
+}
+
+/// How the permission stage decided a call: `allow`, `deny`, `approved`
+/// (asked, and the approver said yes) or `declined` (asked, and refused or
+/// nobody could be asked), and the rule that decided, if a rule did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionNote {
+    /// The decision.
+    pub decision: &'static str,
+    /// The rule (`Bash(git status:*)`), when one matched.
+    pub rule: Option<String>,
 }
 
 /// How a shorthand global calls its tool: the guest knows each form's

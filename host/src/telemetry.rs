@@ -234,6 +234,10 @@ pub struct CallSpan<'a> {
     pub bytes_in: u64,
     /// Bytes of its output.
     pub bytes_out: u64,
+    /// The permission decision (`allow`, `deny`, `approved`, `declined`).
+    pub decision: Option<&'a str>,
+    /// The rule that made it.
+    pub rule: Option<&'a str>,
 }
 
 /// What an evaluation's span says.
@@ -305,6 +309,12 @@ pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSp
         ];
         if let Some(kind) = c.failure {
             attrs.push(KeyValue::new("error.type", kind.to_string()));
+        }
+        if let Some(d) = c.decision {
+            attrs.push(KeyValue::new("wrepl.permission.decision", d.to_string()));
+        }
+        if let Some(r) = c.rule {
+            attrs.push(KeyValue::new("wrepl.permission.rule", r.to_string()));
         }
         let builder = tracer
             .span_builder(format!("execute_tool {}", c.tool))

@@ -211,6 +211,7 @@ async fn serve_fake(
                         continue;
                     }
                     "die" => return,
+                    "meta" => json!({"content": [{"type": "text", "text": params["_meta"].to_string()}]}),
                     _ => json!({"content": [{"type": "text", "text": "ok"}]}),
                 }
             }
@@ -374,6 +375,23 @@ async fn progress_is_forwarded_to_the_call() {
         .map(|i| ToolProgress { progress: i as f64, total: Some(3.0), message: Some(format!("step {i}")) })
         .collect();
     assert_eq!(got, expected);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_calls_trace_context_reaches_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools = call_tools();
+    tools.push(tool("meta"));
+    let (d, _, _) = connect_fake(vec![page(tools, None)], None).await;
+    let (mut c, _) = ctx(dir.path(), None);
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    c.trace = Some(wrepl::call::TraceContext { traceparent: traceparent.into(), tracestate: Some("k=v".into()) });
+    let out = find(&d, "mcp__fake__meta").call(json!({}), c).await.unwrap();
+    let meta: Value = serde_json::from_str(out.value.as_str().unwrap()).unwrap();
+    assert_eq!((meta["traceparent"].as_str(), meta["tracestate"].as_str()), (Some(traceparent), Some("k=v")), "{meta}");
+    // Without a trace, nothing of one is sent.
+    let out = find(&d, "mcp__fake__meta").call(json!({}), ctx(dir.path(), None).0).await.unwrap();
+    assert!(!out.text.contains("traceparent"), "{}", out.text);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -22,6 +22,10 @@ const NOT_RUN: &[(&str, &str)] = &[
     ("wrepl serve --http 0.0.0.0:8931", "serves until stopped; tests/it/postgres.rs runs two such servers"),
     ("just guest-toolchain", "installs system packages; .ci/run runs it"),
     ("just guest", "rebuilds the guest; .ci/run checks it is byte-for-byte the committed one"),
+    (
+        "OTEL_EXPORTER_OTLP_ENDPOINT=",
+        "needs the reader's OTLP collector; tests/it/telemetry.rs runs a receiver and checks what arrives",
+    ),
 ];
 
 /// What a line run here must print (its stdout), when the README says.

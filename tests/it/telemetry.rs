@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use super::mcp_server::{call, client, start_stdio_env};
 
-/// What the receiver got: (path, content type, body).
+/// What the receiver got: (path, content type or, for another path than
+/// /v1/traces, the request's `traceparent` header, body).
 type Received = Arc<Mutex<Vec<(String, String, Vec<u8>)>>>;
 
 fn receiver() -> (String, Received) {
@@ -34,7 +35,7 @@ fn receiver() -> (String, Received) {
                         return;
                     }
                     let path = line.split_whitespace().nth(1).unwrap_or_default().to_string();
-                    let (mut length, mut kind) = (0usize, String::new());
+                    let (mut length, mut kind, mut traceparent) = (0usize, String::new(), String::new());
                     loop {
                         let mut h = String::new();
                         reader.read_line(&mut h).unwrap();
@@ -46,6 +47,7 @@ fn receiver() -> (String, Received) {
                             match n.to_ascii_lowercase().as_str() {
                                 "content-length" => length = v.trim().parse().unwrap_or(0),
                                 "content-type" => kind = v.trim().to_string(),
+                                "traceparent" => traceparent = v.trim().to_string(),
                                 _ => {}
                             }
                         }
@@ -53,7 +55,8 @@ fn receiver() -> (String, Received) {
                     let mut body = vec![0; length];
                     reader.read_exact(&mut body).unwrap();
                     let reply: &[u8] = if kind.contains("json") { b"{}" } else { b"" };
-                    keep.lock().unwrap().push((path, kind.clone(), body));
+                    let noted = if path == "/v1/traces" { kind.clone() } else { traceparent };
+                    keep.lock().unwrap().push((path, noted, body));
                     let _ = write!(
                         stream,
                         "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n",
@@ -87,7 +90,9 @@ fn spans(got: &Received) -> (Vec<Span>, Vec<String>) {
     let mut out = Vec::new();
     let mut services = Vec::new();
     for (path, kind, body) in got.lock().unwrap().iter() {
-        assert_eq!(path, "/v1/traces");
+        if path != "/v1/traces" {
+            continue;
+        }
         let req: ExportTraceServiceRequest = if kind.contains("json") {
             serde_json::from_slice(body)
                 .unwrap_or_else(|e| panic!("OTLP/JSON body: {e}: {}", String::from_utf8_lossy(body)))
@@ -121,7 +126,19 @@ fn spans(got: &Received) -> (Vec<Span>, Vec<String>) {
 
 fn traced_eval(dir: &std::path::Path, url: &str, protocol: &str, code: &str) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
-        .args(["eval", "--allow", "Bash", "--allow", "Write", "-e", code])
+        .args([
+            "eval",
+            "--allow",
+            "Bash",
+            "--allow",
+            "Write",
+            "--allow",
+            "WebFetch(domain:127.0.0.1)",
+            "--allow-private-network=127.0.0.1",
+            "--json",
+            "-e",
+            code,
+        ])
         .current_dir(dir)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", url)
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
@@ -134,10 +151,11 @@ fn traced_eval(dir: &std::path::Path, url: &str, protocol: &str, code: &str) -> 
 fn check_export(protocol: &str) {
     let (url, got) = receiver();
     let dir = tempfile::tempdir().unwrap();
-    let o =
-        traced_eval(dir.path(), &url, protocol, "await put('a.txt', 'x'); (await sh('printenv TRACEPARENT')).trim()");
+    let code = format!("await put('a.txt', 'x'); await fetch('{url}/echo'); (await sh('printenv TRACEPARENT')).trim()");
+    let o = traced_eval(dir.path(), &url, protocol, &code);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let traceparent = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let traceparent = printed["result"].as_str().unwrap_or_default().to_string();
     let (spans, services) = spans(&got);
     assert!(services.iter().any(|s| s.contains("wrepl-under-test")), "{services:?}");
     let eval = spans.iter().find(|s| s.name == "wrepl.evaluation").unwrap_or_else(|| panic!("{spans:#?}"));
@@ -148,8 +166,17 @@ fn check_export(protocol: &str) {
         assert!(child.attrs["gen_ai.tool.name"].to_string().contains(child.name.trim_start_matches("execute_tool ")));
     }
     assert!(eval.parent.is_empty(), "a root span: {eval:?}");
-    // The command saw its own call's span as TRACEPARENT.
+    // The permission decision and the rule that made it.
+    assert!(bash.attrs["wrepl.permission.decision"].to_string().contains("allow"), "{bash:?}");
+    assert!(bash.attrs["wrepl.permission.rule"].to_string().contains("Bash"), "{bash:?}");
+    // The command saw its own call's span as TRACEPARENT; the server fetch()
+    // reached got the WebFetch call's as its traceparent header.
     assert_eq!(traceparent, format!("00-{}-{}-01", eval.trace, bash.id));
+    let fetch = spans.iter().find(|s| s.name == "execute_tool WebFetch").unwrap_or_else(|| {
+        panic!("the fetch span: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    });
+    let sent = got.lock().unwrap().iter().find(|(p, _, _)| p == "/echo").map(|(_, t, _)| t.clone());
+    assert_eq!(sent, Some(format!("00-{}-{}-01", eval.trace, fetch.id)));
     // No input or output text in the spans.
     let all = format!("{spans:?}");
     assert!(!all.contains("printenv") && !all.contains("a.txt"), "{all}");

@@ -9,7 +9,7 @@ use super::gate::{FrontDefault, Gate};
 use super::hooks::{HookContext, HookEvent};
 use super::permissions::{Decision, Hint, PermissionRequest};
 use super::stages::{decide, tool_failure, validate};
-use crate::call::{Call, CallFailure, FailureKind};
+use crate::call::{Call, CallFailure, FailureKind, PermissionNote};
 
 impl Dispatcher {
     /// Stages 1-4, shared by inner and front calls: schema, isolation latch,
@@ -160,18 +160,27 @@ impl Dispatcher {
         // An allow rule naming exactly this tool (no pattern) pre-approves
         // one that would always ask (a registered tool).
         let named_allow = matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && m.rule == tool_name);
+        let rule = matched.as_ref().map(|m| m.rule.clone());
         let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
         if let Some(q) = always_ask.filter(|_| decision != Decision::Deny && !named_allow) {
             (decision, why) = (Decision::Ask, q.to_string());
         }
+        let note = |decision: &'static str| Some(PermissionNote { decision, rule: rule.clone() });
         match decision {
-            Decision::Allow => Ok(()),
-            Decision::Deny => Err(CallFailure::new(FailureKind::Denied, why)),
+            Decision::Allow => {
+                call.permission = note("allow");
+                Ok(())
+            }
+            Decision::Deny => {
+                call.permission = note("deny");
+                Err(CallFailure::new(FailureKind::Denied, why))
+            }
             Decision::Ask => {
                 let approved = match &self.p.approver {
                     Some(a) => a.approve(tool_name, input, &why).await,
                     None => false,
                 };
+                call.permission = note(if approved { "approved" } else { "declined" });
                 if approved {
                     return Ok(());
                 }

@@ -303,6 +303,7 @@ impl Dispatcher {
             budget: CallBudget { started, cancel },
             trace,
             fingerprint: None,
+            permission: None,
         };
         self.emit(&call.id, &call.tool, Phase::Start, None, started);
         // A call whose future is dropped before it settles (the evaluation
@@ -316,6 +317,7 @@ impl Dispatcher {
         let input = trail.ran.unwrap_or_else(|| JsonText::of(&unfinished.call.input));
         let id = std::mem::take(&mut unfinished.call.id);
         let tool_name = std::mem::take(&mut unfinished.call.tool);
+        let permission = unfinished.call.permission.take();
         drop(unfinished);
         let warnings = trail.warnings;
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -337,6 +339,7 @@ impl Dispatcher {
                 failure,
                 bytes_in: input.bytes() as u64,
                 bytes_out,
+                permission,
             });
         }
         match result {

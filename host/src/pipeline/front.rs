@@ -96,6 +96,7 @@ impl Dispatcher {
             cwd: self.p.workspace.default_cwd().to_path_buf(),
             budget: CallBudget { started, cancel: CancellationToken::new() },
             trace,
+            permission: None,
         };
         self.emit(&call.id, &call.tool, Phase::Start, None, started);
         let mut warnings = Vec::new();

@@ -214,6 +214,8 @@ pub struct CallSpanRecord {
     pub bytes_in: u64,
     /// Bytes of the outcome.
     pub bytes_out: u64,
+    /// How the permission stage decided it, and the rule that did.
+    pub permission: Option<crate::call::PermissionNote>,
 }
 
 /// What an evaluation's inner calls left behind.

@@ -421,6 +421,8 @@ impl Repl {
                     failure: c.failure,
                     bytes_in: c.bytes_in,
                     bytes_out: c.bytes_out,
+                    decision: c.permission.as_ref().map(|p| p.decision),
+                    rule: c.permission.as_ref().and_then(|p| p.rule.as_deref()),
                 })
                 .collect();
             let eval = crate::telemetry::EvalSpan {

@@ -551,6 +551,15 @@ impl ServerConn {
     ) -> Result<CallToolResult, ToolError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
+        // The call's span (SEP-414): the server may continue the trace.
+        if let Some(t) = &ctx.trace {
+            let mut meta = rmcp::model::MetaObject::new();
+            meta.set_traceparent(t.traceparent.clone());
+            if let Some(state) = &t.tracestate {
+                meta.set_tracestate(state.clone());
+            }
+            params.meta = Some(rmcp::model::RequestMetaObject(meta));
+        }
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let handle = self
             .peer
