@@ -91,6 +91,16 @@ fn json_output_has_one_object_per_snippet() {
         }
     }
     assert_eq!(o.status.code(), Some(1));
+    // Which snippet it was, and which call failed (with the path relative to its root).
+    let o = wrepl(&["eval", "--json", "-e", "1", "-e", "await cat('no/such.txt')"]);
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!((lines[0]["snippet"].as_u64(), lines[1]["snippet"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(lines[0]["failed_calls"], serde_json::json!([]));
+    let failed = &lines[1]["failed_calls"][0];
+    assert_eq!((failed["tool"].as_str(), failed["kind"].as_str()), (Some("Read"), Some("not-found")), "{failed}");
+    assert!(failed["message"].as_str().unwrap().starts_with("no/such.txt (in the root "), "{failed}");
+    assert_eq!(o.status.code(), Some(1));
     // The inner calls, as tool_use/tool_result pairs.
     let o = wrepl(&["eval", "--json", "-e", "(await gl('*.none')).length"]);
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();

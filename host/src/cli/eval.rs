@@ -195,7 +195,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut repl = template.session_config(session).build().await?;
     print_restore_report(&repl, &o);
     let mut failed = 0usize;
-    for code in &snippets {
+    for (index, code) in snippets.iter().enumerate() {
         let opts = EvalOptions { timeout, fuel, ..EvalOptions::default() };
         let r = repl.run(Evaluation::new(code.as_str(), &opts, repl.limits())?).await?;
         failed += usize::from(r.failed());
@@ -211,6 +211,8 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({
+                    "snippet": index,
+                    "failed_calls": failed_calls(&r),
                     "result": result,
                     "result_truncated": truncated.map(|(shown, total)| serde_json::json!({"shown": shown, "total": total})),
                     "text": r.text,
@@ -244,4 +246,18 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("wrepl: {failed} of {} snippets failed", snippets.len());
     }
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The inner calls of `r` that failed or were refused, for `--json`: which
+/// call it was (id, tool) and why (kind, message, capped).
+fn failed_calls(r: &wrepl::EvalResult) -> Vec<serde_json::Value> {
+    r.calls
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| {
+            let out = c.output.value();
+            let message: String = out["message"].as_str().unwrap_or(&c.text).chars().take(500).collect();
+            serde_json::json!({"id": c.id, "tool": c.tool, "kind": out["kind"], "message": message})
+        })
+        .collect()
 }

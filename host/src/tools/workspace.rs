@@ -73,6 +73,19 @@ pub struct Resolved {
     pub abs: PathBuf,
 }
 
+impl Resolved {
+    /// The path for messages: relative to its root, and the root named
+    /// (`src/a.rs (in the root /work/app)`), as a script can use it again.
+    pub fn shown(&self) -> String {
+        let root = self.abs.ancestors().nth(self.rel.components().count()).unwrap_or(&self.abs);
+        if self.rel.as_os_str().is_empty() {
+            format!("the root {}", root.display())
+        } else {
+            format!("{} (in the root {})", self.rel.display(), root.display())
+        }
+    }
+}
+
 impl Workspace {
     /// Open the given roots (the only use of ambient authority for files).
     /// At least one root is required; each must be an existing directory.
@@ -273,7 +286,7 @@ impl Workspace {
         ancestors: bool,
     ) -> Result<PathBuf, ToolError> {
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).map_err(|e| {
-            ToolError::Io(format!("{}: cannot check where the opened file is (/proc/self/fd: {e})", r.abs.display()))
+            ToolError::Io(format!("{}: cannot check where the opened file is (/proc/self/fd: {e})", r.shown()))
         })?;
         let text = link.to_string_lossy();
         let real = match text.strip_suffix(" (deleted)") {
@@ -294,7 +307,7 @@ impl Workspace {
     ) -> Result<PathBuf, ToolError> {
         let root = &self.roots[r.root];
         let Some(rel) = real.is_absolute().then(|| real.strip_prefix(&root.path).ok()).flatten() else {
-            return Err(ToolError::PathEscape(format!("{} leads outside the workspace", r.abs.display())));
+            return Err(ToolError::PathEscape(format!("{} leads outside the workspace", r.shown())));
         };
         if self.is_protected(&real) {
             return Err(protected_error(&r.abs));
@@ -429,7 +442,7 @@ impl Workspace {
             dir.metadata(&r.rel).map(|m| m.is_dir()).map_err(|e| map_io(&r, e))?
         };
         if !ok {
-            return Err(ToolError::InvalidInput(format!("{} is not a directory", r.abs.display())));
+            return Err(ToolError::InvalidInput(format!("{} is not a directory", r.shown())));
         }
         Ok(r)
     }
@@ -582,7 +595,7 @@ fn normalize(p: &Path) -> Option<PathBuf> {
 /// refusals (symlinks out of the root) become path escapes.
 pub fn map_io(r: &Resolved, e: std::io::Error) -> ToolError {
     use std::io::ErrorKind;
-    let shown = r.abs.display();
+    let shown = r.shown();
     match e.kind() {
         ErrorKind::NotFound => ToolError::NotFound(format!("{shown} does not exist")),
         ErrorKind::PermissionDenied if e.to_string().contains("outside") => {
@@ -598,6 +611,18 @@ pub fn map_io(r: &Resolved, e: std::io::Error) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_errors_name_the_path_relative_to_its_root() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = Workspace::new([t.path()]).unwrap();
+        let root = ws.default_cwd().to_path_buf();
+        let r = ws.resolve(&root, "sub/missing.txt").unwrap();
+        let e = map_io(&r, std::io::Error::from(std::io::ErrorKind::NotFound)).to_string();
+        assert_eq!(e, format!("sub/missing.txt (in the root {}) does not exist", root.display()));
+        let top = ws.resolve(&root, ".").unwrap();
+        assert_eq!(top.shown(), format!("the root {}", root.display()));
+    }
 
     #[test]
     fn resolves_inside_and_refuses_escapes() {

@@ -108,7 +108,7 @@ fn resolve_file(ctx_ws: &Workspace, cwd: &Path, path: &str) -> Result<Resolved, 
 fn is_a_directory(r: &Resolved) -> ToolError {
     ToolError::InvalidInput(format!(
         "{} is a directory, not a file; use Glob (e.g. pattern \"*\" with this path) to list its files",
-        r.abs.display()
+        r.shown()
     ))
 }
 
@@ -119,7 +119,7 @@ fn file_metadata(ws: &Workspace, r: &Resolved) -> Result<cap_std::fs::Metadata, 
         return Err(is_a_directory(r));
     }
     if !meta.is_file() {
-        return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.abs.display())));
+        return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.shown())));
     }
     Ok(meta)
 }

@@ -59,9 +59,7 @@ fn write_file(ws: &Workspace, cwd: &Path, path: &str, content: &str) -> Result<O
     let dir = ws.dir(r.root);
     let created = match dir.metadata(&r.rel) {
         Ok(m) if m.is_dir() => return Err(is_a_directory(&r)),
-        Ok(m) if !m.is_file() => {
-            return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.abs.display())))
-        }
+        Ok(m) if !m.is_file() => return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.shown()))),
         Ok(_) => false,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => return Err(map_io(&r, e)),

@@ -31,7 +31,7 @@ pub(super) fn grep(
     } else {
         let meta = dir.metadata(&target.rel).map_err(|e| map_io(&target, e))?;
         if !meta.is_dir() && !meta.is_file() {
-            return Err(ToolError::InvalidInput(format!("{} is neither a file nor a directory", target.abs.display())));
+            return Err(ToolError::InvalidInput(format!("{} is neither a file nor a directory", target.shown())));
         }
         meta.is_file()
     };
