@@ -39,8 +39,8 @@ impl Ev {
     fn into_event(self) -> Event {
         match self {
             Ev::Begin { code, boundary } => Event::Begin { code, boundary },
-            Ev::Call { tool, input, schema } => Event::Call { tool, input, schema },
-            Ev::Done { call, ok, payload, error_kind } => Event::Done { call, ok, payload, error_kind },
+            Ev::Call { tool, input, schema } => Event::Call { tool, input, schema, at_ms: None },
+            Ev::Done { call, ok, payload, error_kind } => Event::Done { call, ok, payload, error_kind, ms: None },
             Ev::Refused { call, error_kind, message } => Event::Refused { call, error_kind, message },
             Ev::Timer { id } => Event::Timer { id },
             // Clock readings are finite (the ambient clock is `SystemTime`);

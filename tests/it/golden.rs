@@ -30,7 +30,8 @@
 //! with every guest build; the export writes `<state>`, `<digest>` and so on
 //! (and 0 bytes), so the fixture pins the event's fields, not a guest build.
 //! A block's end event holds its cost, whose times and peak memory differ
-//! run to run: the export writes 0 for them (its calls and bytes stay).
+//! run to run: the export writes 0 for them (its calls and bytes stay); so
+//! do a call's start (`at_ms`) and its completion's duration (`ms`).
 //! The export recomputes the link hashes from the first normalised event of a
 //! session on. (Replayed, the normalised snapshot is never loaded: it names
 //! another guest build.)
@@ -394,6 +395,31 @@ fn export(path: &Path) -> Vec<Row> {
                 bytes: 0,
             };
             row.json = canonical_json(&normal).unwrap();
+            rehash = true;
+        }
+        // A call's start and duration differ run to run: the fixture keeps 0.
+        if let Ok(Event::Call { tool, input, schema, at_ms: Some(at) }) = serde_json::from_str::<Event>(&row.json) {
+            let stored =
+                Event::Call { tool: tool.clone(), input: input.clone(), schema: schema.clone(), at_ms: Some(at) };
+            assert_eq!(
+                canonical_json(&stored).unwrap(),
+                row.json,
+                "the call event is not stored as its canonical JSON"
+            );
+            row.json = canonical_json(&Event::Call { tool, input, schema, at_ms: Some(0.0) }).unwrap();
+            rehash = true;
+        }
+        if let Ok(Event::Done { call, ok, payload, error_kind, ms: Some(ms) }) =
+            serde_json::from_str::<Event>(&row.json)
+        {
+            let stored =
+                Event::Done { call, ok, payload: payload.clone(), error_kind: error_kind.clone(), ms: Some(ms) };
+            assert_eq!(
+                canonical_json(&stored).unwrap(),
+                row.json,
+                "the done event is not stored as its canonical JSON"
+            );
+            row.json = canonical_json(&Event::Done { call, ok, payload, error_kind, ms: Some(0.0) }).unwrap();
             rehash = true;
         }
         // A block's cost holds times and memory, which differ run to run:

@@ -209,11 +209,11 @@ async fn resumed(store: Arc<dyn LogStore>, name: &str) -> wrepl::Repl {
 }
 
 fn call(tool: &str) -> Event {
-    Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new() }
+    Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new(), at_ms: None }
 }
 
 fn done(i: u32) -> Event {
-    Event::Done { call: i, ok: true, payload: "{}".into(), error_kind: String::new() }
+    Event::Done { call: i, ok: true, payload: "{}".into(), error_kind: String::new(), ms: None }
 }
 
 fn block(code: &str, body: Vec<Event>, threw: bool) -> Vec<Event> {

@@ -307,7 +307,7 @@ mod tests {
     use crate::replay::sqlite::SqliteStore;
 
     fn done(payload_bytes: usize) -> Event {
-        Event::Done { call: 0, ok: true, payload: "x".repeat(payload_bytes), error_kind: String::new() }
+        Event::Done { call: 0, ok: true, payload: "x".repeat(payload_bytes), error_kind: String::new(), ms: None }
     }
 
     #[test]

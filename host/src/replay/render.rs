@@ -84,7 +84,7 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
                 block.calls.push((tool.clone(), input.clone()));
                 block.pending.push(true);
             }
-            Event::Done { call, ok, payload, error_kind } => {
+            Event::Done { call, ok, payload, error_kind, .. } => {
                 let (tool, input) = block.settle(*call);
                 let outcome = if *ok {
                     clip(payload, OUTCOME_CHARS)
@@ -173,7 +173,7 @@ mod tests {
     }
 
     fn call(tool: &str, input: &str) -> Event {
-        Event::Call { tool: tool.into(), input: input.into(), schema: String::new() }
+        Event::Call { tool: tool.into(), input: input.into(), schema: String::new(), at_ms: None }
     }
 
     fn render(events: &[StoredEvent]) -> String {
@@ -188,7 +188,10 @@ mod tests {
             (0, begin("const r = await t({a: 1});\nawait Bash({command: 'ls'})")),
             (0, call("t", r#"{"a":1}"#)),
             (0, Event::Now { us: 1.0 }),
-            (0, Event::Done { call: 0, ok: true, payload: r#"{"echo":1}"#.into(), error_kind: String::new() }),
+            (
+                0,
+                Event::Done { call: 0, ok: true, payload: r#"{"echo":1}"#.into(), error_kind: String::new(), ms: None },
+            ),
             (0, call("Bash", r#"{"command":"ls"}"#)),
             (
                 0,
@@ -241,7 +244,16 @@ mod tests {
         let events = stored(vec![
             (0, begin("await fail({})")),
             (0, call("fail", "{}")),
-            (0, Event::Done { call: 0, ok: false, payload: "it failed".into(), error_kind: "tool-error".into() }),
+            (
+                0,
+                Event::Done {
+                    call: 0,
+                    ok: false,
+                    payload: "it failed".into(),
+                    error_kind: "tool-error".into(),
+                    ms: None,
+                },
+            ),
             (0, call("hang", "{}")),
             (0, Event::End { threw: true, error: Some("Error: it failed".into()), stopped: false, cost: None }),
             (1, begin("await hang({})")),
@@ -282,7 +294,7 @@ mod tests {
         let rendered = render(&stored(vec![
             (0, begin("")),
             (0, call("t", &long)),
-            (0, Event::Done { call: 0, ok: true, payload: long.clone(), error_kind: String::new() }),
+            (0, Event::Done { call: 0, ok: true, payload: long.clone(), error_kind: String::new(), ms: None }),
             (0, Event::End { threw: false, error: None, stopped: false, cost: None }),
         ]));
         let line = rendered.lines().nth(1).expect("the call line");

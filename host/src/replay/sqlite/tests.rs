@@ -9,14 +9,14 @@ use super::super::log::{Event, LOG_VERSION};
 use super::super::store::{validate_session_name, LeaseOwner, LeaseTaken, LogStore, VerifyReport, MAX_SESSION_NAME};
 
 fn call(n: u32) -> Event {
-    Event::Call { tool: format!("tool{n}"), input: format!("{{\"n\":{n}}}"), schema: String::new() }
+    Event::Call { tool: format!("tool{n}"), input: format!("{{\"n\":{n}}}"), schema: String::new(), at_ms: None }
 }
 
 fn block_events(block: u64) -> Vec<(u64, Event)> {
     vec![
         (block, Event::Begin { code: format!("block {block}"), boundary: "b".into() }),
         (block, call(block as u32)),
-        (block, Event::Done { call: 0, ok: true, payload: "{}".into(), error_kind: String::new() }),
+        (block, Event::Done { call: 0, ok: true, payload: "{}".into(), error_kind: String::new(), ms: None }),
         (block, Event::Now { us: 1.5e15 }),
         (block, Event::Random { value: u64::MAX }),
         (block, Event::End { threw: false, error: None, stopped: false, cost: None }),

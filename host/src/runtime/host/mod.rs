@@ -121,6 +121,9 @@ impl TapeHost for Services<'_> {
     fn live_random(&mut self) -> u64 {
         self.ambient.random_u64()
     }
+    fn elapsed_ms(&self) -> f64 {
+        self.watch.clock.wall().as_secs_f64() * 1e3
+    }
     fn call_id(&self, index: u32) -> Option<u32> {
         self.calls.id_of(index)
     }

@@ -49,6 +49,10 @@ pub enum Event {
         input: String,
         /// Fingerprint of the tool's input schema at the time ("" if unknown).
         schema: String,
+        /// When it started, in milliseconds from the start of the block
+        /// (absent in logs written before this was).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ms: Option<f64>,
     },
     /// An inner call's result was delivered to the guest.
     Done {
@@ -60,6 +64,9 @@ pub enum Event {
         payload: String,
         /// Error kind (empty for results).
         error_kind: String,
+        /// How long the call took, in milliseconds (absent in older logs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ms: Option<f64>,
     },
     /// The host refused to start the call just recorded (no result follows).
     Refused {
@@ -246,7 +253,7 @@ impl Event {
     /// [`MAX_RECORDED_BYTES`] counts).
     pub fn text_bytes(&self) -> usize {
         match self {
-            Event::Call { tool, input, schema } => tool.len() + input.len() + schema.len(),
+            Event::Call { tool, input, schema, .. } => tool.len() + input.len() + schema.len(),
             Event::Done { payload, error_kind, .. } => payload.len() + error_kind.len(),
             Event::Refused { error_kind, message, .. } => error_kind.len() + message.len(),
             _ => 0,
@@ -278,6 +285,10 @@ pub(crate) trait TapeHost {
     fn interrupted(&mut self) -> bool;
     /// The live clock: microseconds since the Unix epoch.
     fn live_now(&mut self) -> f64;
+    /// Milliseconds since the evaluation began (for the log's timings).
+    fn elapsed_ms(&self) -> f64 {
+        0.0
+    }
     /// 64 live random bits.
     fn live_random(&mut self) -> u64;
     /// The id of this evaluation's call #`index`, if it was started and not settled.

@@ -26,11 +26,13 @@ pub(super) struct Recording {
     pub(super) recorded: usize,
     /// Bytes of text recorded in this evaluation (see [`Event::text_bytes`]).
     pub(super) bytes: usize,
+    /// When each call started (milliseconds into the block), by index.
+    pub(super) started: Vec<f64>,
 }
 
 impl Recording {
     pub(super) fn new(recorder: Arc<dyn Recorder>) -> Self {
-        Self { recorder, calls: 0, recorded: 0, bytes: 0 }
+        Self { recorder, calls: 0, recorded: 0, bytes: 0, started: Vec::new() }
     }
 
     /// Record `event`; past a per-evaluation limit (events or bytes), stop
@@ -69,7 +71,10 @@ impl Deck for Recording {
         // the call runs; without it, no call. A read's is written with the
         // next durable event (a crash before then loses only the read).
         let Intent { fingerprint, durable } = intent();
-        let intent = Event::Call { tool: tool.to_string(), input: input.to_string(), schema: fingerprint };
+        let at = host.elapsed_ms();
+        self.started.push(at);
+        let intent =
+            Event::Call { tool: tool.to_string(), input: input.to_string(), schema: fingerprint, at_ms: Some(at) };
         if let Err(e) = self.record(intent, durable, host) {
             return Start::Refused(call_error(
                 FailureKind::LogFailure,
@@ -85,9 +90,12 @@ impl Deck for Recording {
     }
 
     fn call_done(&mut self, index: u32, outcome: &Result<String, types::CallError>, host: &mut dyn TapeHost) {
+        let ms = self.started.get(index as usize).map(|at| (host.elapsed_ms() - at).max(0.0));
         let event = match outcome {
-            Ok(json) => Event::Done { call: index, ok: true, payload: json.clone(), error_kind: String::new() },
-            Err(e) => Event::Done { call: index, ok: false, payload: e.message.clone(), error_kind: e.kind.clone() },
+            Ok(json) => Event::Done { call: index, ok: true, payload: json.clone(), error_kind: String::new(), ms },
+            Err(e) => {
+                Event::Done { call: index, ok: false, payload: e.message.clone(), error_kind: e.kind.clone(), ms }
+            }
         };
         let _ = self.record(event, false, host);
     }

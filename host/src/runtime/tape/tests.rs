@@ -72,7 +72,7 @@ fn intent(fingerprint: &str, durable: bool) -> Intent {
 }
 
 fn call(tool: &str) -> Event {
-    Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new() }
+    Event::Call { tool: tool.into(), input: "{}".into(), schema: String::new(), at_ms: None }
 }
 
 #[test]
@@ -89,8 +89,8 @@ fn recording_writes_the_intent_durably_and_refuses_when_it_cannot() {
     assert_eq!(
         events,
         vec![
-            (Event::Call { tool: "t".into(), input: "{}".into(), schema: "fp".into() }, true),
-            (Event::Call { tool: "r".into(), input: "{}".into(), schema: "fr".into() }, false)
+            (Event::Call { tool: "t".into(), input: "{}".into(), schema: "fp".into(), at_ms: Some(0.0) }, true),
+            (Event::Call { tool: "r".into(), input: "{}".into(), schema: "fr".into(), at_ms: Some(0.0) }, false)
         ]
     );
 
@@ -165,7 +165,7 @@ fn replay_marks_a_call_with_another_input_as_drift() {
 #[test]
 fn replay_answers_from_the_recording_and_marks_drift() {
     let refused = Event::Refused { call: 1, error_kind: "denied".into(), message: "no".into() };
-    let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new() };
+    let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new(), ms: None };
     let events = vec![call("a"), call("b"), refused, Event::Now { us: 3.0 }, done, call("c")];
     let mut deck = load(Tape::Replay(events));
     let mut host = FakeHost::default();
@@ -195,7 +195,7 @@ fn replay_answers_from_the_recording_and_marks_drift() {
 #[test]
 fn a_continuation_replays_the_prefix_runs_the_waiting_call_and_records_the_whole_block() {
     // Recorded: a (done), b (ran when the block stopped: no outcome), c (waiting for input).
-    let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new() };
+    let done = Event::Done { call: 0, ok: true, payload: "1".into(), error_kind: String::new(), ms: None };
     let prefix = vec![call("a"), Event::Random { value: 4 }, done.clone(), call("b"), call("c")];
     let log = Arc::new(Log::default());
     let mut deck = load(Tape::Continue(Continuation { prefix, live_calls: vec![2], recorder: log.clone() }));
@@ -226,10 +226,9 @@ fn a_continuation_replays_the_prefix_runs_the_waiting_call_and_records_the_whole
         call: 1,
         ok: false,
         payload: "outcome_unknown: this call was running when its block was suspended for input; whether it took effect is unknown, so it was not run again".into(),
-        error_kind: "outcome-unknown".into(),
-    };
-    let c_done = Event::Done { call: 2, ok: true, payload: "\"c\"".into(), error_kind: String::new() };
-    let d = Event::Call { tool: "d".into(), input: "{}".into(), schema: "fp".into() };
+        error_kind: "outcome-unknown".into(), ms: None };
+    let c_done = Event::Done { call: 2, ok: true, payload: "\"c\"".into(), error_kind: String::new(), ms: None };
+    let d = Event::Call { tool: "d".into(), input: "{}".into(), schema: "fp".into(), at_ms: Some(0.0) };
     assert_eq!(
         events,
         vec![
