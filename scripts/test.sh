@@ -4,7 +4,7 @@
 # suite and the Node.js 22 build it runs on; jco and Node.js 26 for the
 # second host of the guest, hosts/node; the official MCP Python SDK in a
 # venv; tmux for the interactive REPL; PostgreSQL, started as a throw-away
-# cluster), then run every test.
+# cluster; headless Chromium), then run every test.
 # Under this script a test whose component is missing fails; it never skips.
 #
 #   scripts/test.sh [cargo test arguments...]
@@ -37,6 +37,13 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 echo "$(tmux -V)"
 export WREPL_REQUIRE_TMUX=1
+# Headless Chromium renders the page `wrepl log export --html` writes.
+if ! command -v chromium >/dev/null 2>&1; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium
+fi
+echo "$(chromium --version 2>/dev/null || echo 'chromium: missing')"
+export WREPL_REQUIRE_CHROMIUM=1
 # A throw-away PostgreSQL cluster (Debian's packages; a unix socket only),
 # stopped when the tests end.
 pg_dir=$(mktemp -d /tmp/wrepl-pg.XXXXXX)

@@ -10,6 +10,7 @@ mod confine;
 mod conformance;
 mod contexts;
 mod cost;
+mod export;
 mod golden;
 mod host_conformance;
 mod hostile;

@@ -38,12 +38,35 @@ pub(crate) enum LogCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Write a session's blocks and inner calls as one self-contained HTML page (`--html FILE`:
+    /// a timeline of each block's calls, with their inputs and outputs) or as JSON lines (`--format
+    /// jsonl`, to stdout)
+    Export {
+        /// Session name.
+        name: String,
+        /// Write the HTML page to this file.
+        #[arg(long, value_name = "FILE", conflicts_with = "format")]
+        html: Option<std::path::PathBuf>,
+        /// `jsonl`: one JSON record per line (session, blocks, calls, snapshots) on stdout.
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<ExportFormat>,
+        /// Where the session is stored.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// List the sessions in the store.
     List {
         /// The store to list.
         #[command(flatten)]
         store: StoreArgs,
     },
+}
+
+/// The formats of `wrepl log export` on stdout.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// JSON lines.
+    Jsonl,
 }
 
 /// Run a `wrepl log` subcommand: exit 1 when `verify` finds the chain
@@ -109,6 +132,24 @@ fn print(cmd: LogCommand) -> anyhow::Result<ExitCode> {
                 }
                 Ok(ExitCode::from(1))
             }
+        }
+        LogCommand::Export { name, html, format, store } => {
+            let store = store.open_existing_store()?;
+            existing(&*store, &name)?;
+            let events = store.load(&name)?;
+            match (html, format) {
+                (Some(path), _) => {
+                    std::fs::write(&path, wrepl::replay::export::export_html(&name, &events))
+                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                    writeln!(out, "wrote {} ({} events of session {name})", path.display(), events.len())?;
+                }
+                (None, Some(ExportFormat::Jsonl)) => {
+                    out.write_all(wrepl::replay::export::export_jsonl(&name, &events).as_bytes())?
+                }
+                (None, None) => anyhow::bail!("say what to export: --html FILE or --format jsonl"),
+            }
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
         }
         LogCommand::Show { name, store } => {
             let store = store.open_existing_store()?;

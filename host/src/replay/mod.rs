@@ -2,9 +2,11 @@
 //! events ([`log`]; the storage trait and its errors in [`store`], the hash
 //! chain every backend keeps in `chain`, the SQLite backend in `sqlite`, the PostgreSQL one in `postgres`),
 //! recording live sessions into it (`recorder`), and restoring a context
-//! from it ([`player`]); rendering a log for people ([`render`]).
+//! from it ([`player`]); rendering a log for people ([`render`]) and
+//! exporting it as JSON lines or an HTML page ([`export`]).
 
 mod chain;
+pub mod export;
 pub mod log;
 mod pg_tls;
 pub mod player;
