@@ -135,6 +135,8 @@ fn traced_eval(dir: &std::path::Path, url: &str, protocol: &str, code: &str) -> 
             "--allow",
             "WebFetch(domain:127.0.0.1)",
             "--allow-private-network=127.0.0.1",
+            "--settings",
+            "settings.json",
             "--json",
             "-e",
             code,
@@ -151,6 +153,9 @@ fn traced_eval(dir: &std::path::Path, url: &str, protocol: &str, code: &str) -> 
 fn check_export(protocol: &str) {
     let (url, got) = receiver();
     let dir = tempfile::tempdir().unwrap();
+    // A PreToolUse hook of Bash writes down the context it was given.
+    let hook = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "printenv TRACEPARENT > hook-traceparent.txt"}]}]}}"#;
+    std::fs::write(dir.path().join("settings.json"), hook).unwrap();
     let code = format!("await put('a.txt', 'x'); await fetch('{url}/echo'); (await sh('printenv TRACEPARENT')).trim()");
     let o = traced_eval(dir.path(), &url, protocol, &code);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -172,6 +177,8 @@ fn check_export(protocol: &str) {
     // The command saw its own call's span as TRACEPARENT; the server fetch()
     // reached got the WebFetch call's as its traceparent header.
     assert_eq!(traceparent, format!("00-{}-{}-01", eval.trace, bash.id));
+    let hooked = std::fs::read_to_string(dir.path().join("hook-traceparent.txt")).unwrap();
+    assert_eq!(hooked.trim(), traceparent, "the hook of the Bash call got the call's context");
     let fetch = spans.iter().find(|s| s.name == "execute_tool WebFetch").unwrap_or_else(|| {
         panic!("the fetch span: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
     });
@@ -297,4 +304,41 @@ fn without_otel_variables_nothing_connects() {
     let (url, _got) = receiver();
     let (_, names) = eval_while_watching(&[("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str())]);
     assert!(names.iter().any(|n| n.starts_with("OpenTelemetry")), "the exporter thread runs: {names:?}");
+}
+
+#[tokio::test]
+async fn a_traceparent_header_on_http_is_continued() {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::ServiceExt;
+    let (url, got) = receiver();
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+    ];
+    let server = super::mcp_server::spawn_http(dir.path(), "127.0.0.1:0", &[], &env).await.expect("wrepl serve --http");
+    let token = server.token.clone().expect("a token");
+    let mut headers = std::collections::HashMap::new();
+    headers.insert(
+        axum::http::HeaderName::from_static("traceparent"),
+        axum::http::HeaderValue::from_static("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+    );
+    let cfg =
+        StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(token).custom_headers(headers);
+    let service =
+        client(true, "x").serve(rmcp::transport::StreamableHttpClientTransport::from_config(cfg)).await.unwrap();
+    let r = call(&service, "repl", json!({"code": "6 * 7"})).await;
+    assert_eq!(super::mcp_server::structured(&r)["result"], json!(42));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (spans, _) = spans(&got);
+        if let Some(s) = spans.iter().find(|s| s.trace == "0af7651916cd43dd8448eb211c80319c") {
+            assert_eq!((s.name.as_str(), s.parent.as_str()), ("wrepl.evaluation", "b7ad6b7169203331"));
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no span of the header's trace arrived: {spans:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    service.cancel().await.unwrap();
 }

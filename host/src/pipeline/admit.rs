@@ -21,8 +21,9 @@ impl Dispatcher {
         gate: &Gate<'_>,
         warnings: &mut Vec<String>,
     ) -> Result<(), CallFailure> {
-        let Call { id, tool, input, cwd, .. } = call;
+        let Call { id, tool, input, cwd, trace, .. } = call;
         let (id, tool_name, cwd): (&str, &str, &Path) = (id, tool, cwd);
+        let trace = trace.as_ref();
         // 1. the input schema
         if !input.is_object() {
             return Err(CallFailure::new(
@@ -39,7 +40,7 @@ impl Dispatcher {
         let mut hook_decision = None;
         let mut hook_reason = None;
         if self.p.hooks.has_hooks(HookEvent::PreToolUse, tool_name) {
-            let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd };
+            let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd, trace };
             let pre = self.p.hooks.pre_tool_use(&hook_ctx, input).await;
             warnings.extend(pre.warnings.into_iter().map(|w| format!("PreToolUse hook for {tool_name}: {w}")));
             if let Some(updated) = pre.updated_input {

@@ -448,7 +448,8 @@ impl Dispatcher {
         let taken = if post_hooks { input.clone() } else { std::mem::take(input) };
         let outcome = run_with_watchdog(tool.call(taken, ctx), tool_name, native, &cancel).await;
         // 6. output validation, the working-directory effect, post hooks
-        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd };
+        let hook_ctx =
+            HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd, trace: trace.as_ref() };
         match outcome {
             Ok(mut out) => {
                 if let Some(v) = &reg.output {

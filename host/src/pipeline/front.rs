@@ -129,7 +129,8 @@ impl Dispatcher {
         let Admission { call, mut warnings } = admission;
         let Call { id, tool, input, cwd, budget, .. } = call;
         let started = budget.started;
-        let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name: &tool, tool_use_id: &id, cwd: &cwd };
+        let hook_ctx =
+            HookContext { session_id: &self.p.session_id, tool_name: &tool, tool_use_id: &id, cwd: &cwd, trace: None };
         let mut blocked = None;
         match &outcome {
             Ok((value, _)) => {

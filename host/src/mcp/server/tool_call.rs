@@ -273,10 +273,22 @@ impl WreplServer {
         };
         // A client's W3C trace context (`_meta.traceparent`, SEP-414): the
         // evaluation's span continues it.
-        let trace = context.meta.get_traceparent().map(|tp| crate::call::TraceContext {
-            traceparent: tp.to_string(),
-            tracestate: context.meta.get_tracestate().map(str::to_string),
-        });
+        // Else the W3C headers of the HTTP request that carried it.
+        let trace = context
+            .meta
+            .get_traceparent()
+            .map(|tp| crate::call::TraceContext {
+                traceparent: tp.to_string(),
+                tracestate: context.meta.get_tracestate().map(str::to_string),
+            })
+            .or_else(|| {
+                let parts = context.extensions.get::<axum::http::request::Parts>()?;
+                let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+                Some(crate::call::TraceContext {
+                    traceparent: header("traceparent")?,
+                    tracestate: header("tracestate"),
+                })
+            });
         let opts = EvalOptions { timeout, cancel, trace, ..EvalOptions::default() };
         let id = CallId { tool: name.clone(), args: digest, owner };
         let mrtr = modern.then_some((id, retry));

@@ -131,6 +131,9 @@ pub struct HookContext<'a> {
     /// The call's working directory (`cwd` in the hook's input; the hook
     /// itself runs in the project directory).
     pub cwd: &'a Path,
+    /// The call's W3C trace context, when its evaluation is traced: the hook
+    /// gets it as `TRACEPARENT` (and `TRACESTATE`).
+    pub trace: Option<&'a crate::call::TraceContext>,
 }
 
 /// Merged result of the `PreToolUse` hooks.
@@ -307,7 +310,14 @@ impl HookRunner {
         }
         // Serialising a `Value` cannot fail; fall back to `{}` rather than panic.
         let stdin = serde_json::to_vec(&payload).unwrap_or_else(|_| b"{}".to_vec());
-        let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, &self.project_dir, &self.env))).await;
+        let mut env = self.env.clone();
+        if let Some(t) = ctx.trace {
+            env.push(("TRACEPARENT".into(), t.traceparent.clone()));
+            if let Some(state) = &t.tracestate {
+                env.push(("TRACESTATE".into(), state.clone()));
+            }
+        }
+        let runs = join_all(hooks.iter().map(|h| run_hook(h, &stdin, &self.project_dir, &env))).await;
         hooks.into_iter().zip(runs).map(|(hook, run)| interpret(event, hook, run)).collect()
     }
 }

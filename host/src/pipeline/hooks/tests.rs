@@ -18,7 +18,7 @@ fn group(matcher: Option<&str>, hooks: Vec<HookCommand>) -> HookMatcher {
 }
 
 fn ctx<'a>(tool: &'a str, cwd: &'a Path) -> HookContext<'a> {
-    HookContext { session_id: "s1", tool_name: tool, tool_use_id: "call-1", cwd }
+    HookContext { session_id: "s1", tool_name: tool, tool_use_id: "call-1", cwd, trace: None }
 }
 
 async fn pre(r: &HookRunner, tool: &str, dir: &Path) -> PreToolUseOutcome {
