@@ -542,13 +542,24 @@ async fn metrics_count_evaluations_inner_calls_and_replays() {
     assert_eq!(structured(&r)["result"], json!(1));
     let r = call(&c, "repl", json!({"code": "throw new Error('no')"})).await;
     assert_eq!(r.is_error, Some(true));
+    // A refused call counts as denied; a stopped evaluation as a budget exhaustion.
+    let r =
+        call(&c, "repl", json!({"code": "await Write({file_path: 'b.md', content: 'y'}).catch((e) => e.kind)"})).await;
+    assert_eq!(structured(&r)["result"], json!("denied"));
+    let r = call(&c, "repl", json!({"code": "while (true) {}", "timeout": 300})).await;
+    assert_eq!(structured(&r)["timed_out"], json!(true));
     let (status, body) =
         raw_http(&addr, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".to_string()).await;
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("wrepl_evals_total{outcome=\"ok\"} 1"), "{body}");
-    assert!(body.contains("wrepl_evals_total{outcome=\"error\"} 1"), "{body}");
+    // The Write asks this client first (input_required), and it declines on the retry.
+    assert!(body.contains("wrepl_evals_total{outcome=\"ok\"} 2"), "{body}");
+    assert!(body.contains("wrepl_evals_total{outcome=\"error\"} 2"), "{body}");
+    assert!(body.contains("wrepl_evals_total{outcome=\"input_required\"} 1"), "{body}");
     assert!(body.contains("wrepl_inner_calls_total{tool=\"Glob\",outcome=\"ok\"} 1"), "{body}");
-    assert!(body.contains("wrepl_eval_duration_seconds_count 2"), "{body}");
+    assert!(body.contains("wrepl_eval_duration_seconds_count 5"), "{body}");
+    assert!(body.contains("wrepl_inner_calls_total{tool=\"Write\",outcome=\"denied\"} 1"), "{body}");
+    assert!(body.contains("wrepl_inner_call_duration_seconds_count 3"), "{body}");
+    assert!(body.contains("wrepl_budget_exhaustions_total 1"), "{body}");
     s.child.kill().await.unwrap();
 }
 

@@ -272,6 +272,23 @@ impl Dispatcher {
     }
 
     pub(super) fn emit(&self, id: &str, tool: &str, phase: Phase, message: Option<String>, started: Instant) {
+        self.emit_event(id, tool, phase, message, None, started);
+    }
+
+    /// The `error` event of a call that failed with `kind`.
+    pub(super) fn emit_error(&self, id: &str, tool: &str, message: String, kind: &'static str, started: Instant) {
+        self.emit_event(id, tool, Phase::Error, Some(message), Some(kind), started);
+    }
+
+    fn emit_event(
+        &self,
+        id: &str,
+        tool: &str,
+        phase: Phase,
+        message: Option<String>,
+        failure: Option<&'static str>,
+        started: Instant,
+    ) {
         if let Some(sink) = &self.p.events {
             sink(&ProgressEvent {
                 tool_use_id: id.to_string(),
@@ -280,6 +297,7 @@ impl Dispatcher {
                 message,
                 elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
                 progress: None,
+                failure,
             });
         }
     }
@@ -379,7 +397,7 @@ impl Dispatcher {
                 Ok(json)
             }
             Err(f) => {
-                self.emit(&id, &tool_name, Phase::Error, Some(f.message.clone()), started);
+                self.emit_error(&id, &tool_name, f.message.clone(), f.kind.as_str(), started);
                 scope.calls.push_record(Finished::failure(id, tool_name, input, &f, duration_ms));
                 Err(f)
             }
@@ -433,6 +451,7 @@ impl Dispatcher {
                         message: p.message,
                         elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
                         progress: Some((p.progress, p.total)),
+                        failure: None,
                     })
                 });
                 f
@@ -586,7 +605,7 @@ impl Drop for Unfinished<'_> {
         if self.armed {
             let message = "aborted: the evaluation ended, was cancelled or was stopped before the call finished";
             let c = &self.call;
-            self.d.emit(&c.id, &c.tool, Phase::Error, Some(message.to_string()), c.budget.started);
+            self.d.emit_error(&c.id, &c.tool, message.to_string(), FailureKind::Aborted.as_str(), c.budget.started);
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct ProgressEvent {
     pub elapsed_ms: f64,
     /// For `progress`: the tool's progress value and total (when known).
     pub progress: Option<(f64, Option<f64>)>,
+    /// For `error`: the failure's kind (`denied`, `timeout`, `aborted`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<&'static str>,
 }
 
 /// Where progress events go.

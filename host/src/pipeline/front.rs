@@ -113,7 +113,7 @@ impl Dispatcher {
                 Ok(Admission { call, warnings })
             }
             Err(failure) => {
-                self.emit(&call.id, &call.tool, Phase::Error, Some(failure.message.clone()), started);
+                self.emit_error(&call.id, &call.tool, failure.message.clone(), failure.kind.as_str(), started);
                 let ms = started.elapsed().as_secs_f64() * 1e3;
                 let Call { id, tool, input, .. } = call;
                 let record = Finished::failure(id, tool, JsonText::of(&input), &failure, ms).record();
@@ -160,7 +160,7 @@ impl Dispatcher {
                 Finished { id, tool, input, ok: true, output, text, duration_ms }.record()
             }
             Err(message) => {
-                self.emit(&id, &tool, Phase::Error, Some(message.clone()), started);
+                self.emit_error(&id, &tool, message.clone(), FailureKind::Failed.as_str(), started);
                 let f = CallFailure::new(FailureKind::Failed, message);
                 Finished::failure(id, tool, JsonText::of(&input), &f, duration_ms).record()
             }

@@ -383,8 +383,8 @@ pub(super) async fn ensure_repl<'a>(
         let events: EventSink = Arc::new(move |e: &ProgressEvent| {
             let front = e.tool == REPL_TOOL || e.tool.starts_with(REGISTERED_PREFIX);
             match e.phase {
-                Phase::Complete if !front => metrics.call(&e.tool, true),
-                Phase::Error if !front => metrics.call(&e.tool, false),
+                Phase::Complete if !front => metrics.call(&e.tool, "ok", e.elapsed_ms / 1e3),
+                Phase::Error if !front => metrics.call(&e.tool, e.failure.unwrap_or("failed"), e.elapsed_ms / 1e3),
                 _ => {}
             }
             if let Some(c) = sink_ctx.upgrade() {

@@ -1,7 +1,9 @@
 //! The server's metrics, in the Prometheus text format
 //! (`wrepl serve --metrics ADDR` serves them at `/metrics` on a listener of
-//! their own): evaluations by outcome and their latency, inner calls by
-//! tool and outcome, contexts rebuilt from their log, lease takeovers.
+//! their own): evaluations by outcome and their latency, evaluations a
+//! budget stopped, inner calls by tool and outcome (a failure's kind:
+//! `denied` counts permission refusals) and their latency, contexts rebuilt
+//! from their log, lease takeovers, hibernations.
 
 use std::sync::Arc;
 
@@ -34,6 +36,8 @@ pub struct Metrics {
     evals: Family<Outcome, Counter>,
     eval_seconds: Histogram,
     calls: Family<CallLabels, Counter>,
+    call_seconds: Histogram,
+    budget_stops: Counter,
     replays: Counter,
     takeovers: Counter,
     hibernations: Counter,
@@ -67,7 +71,19 @@ impl Metrics {
             "Wall time of a call of repl or a registered tool",
             eval_seconds.clone(),
         );
-        registry.register("inner_calls", "Inner tool calls, by tool and outcome", calls.clone());
+        registry.register(
+            "inner_calls",
+            "Inner tool calls, by tool and outcome (ok, or the failure's kind: denied, timeout, ...)",
+            calls.clone(),
+        );
+        let call_seconds = Histogram::new(exponential_buckets(0.0001, 2.0, 20));
+        registry.register("inner_call_duration_seconds", "Wall time of an inner call", call_seconds.clone());
+        let budget_stops = Counter::default();
+        registry.register(
+            "budget_exhaustions",
+            "Evaluations stopped by their script budget or the wall clock",
+            budget_stops.clone(),
+        );
         registry.register("replays", "Contexts rebuilt by replaying their log", replays.clone());
         registry.register(
             "lease_takeovers",
@@ -94,6 +110,8 @@ impl Metrics {
             takeovers,
             hibernations,
             snapshot_wakes,
+            call_seconds,
+            budget_stops,
             tools_seen: Default::default(),
         }
     }
@@ -104,8 +122,13 @@ impl Metrics {
         self.eval_seconds.observe(seconds);
     }
 
-    /// A finished inner call.
-    pub(super) fn call(&self, tool: &str, ok: bool) {
+    /// An evaluation a budget (script time or wall clock) stopped.
+    pub(super) fn budget_stop(&self) {
+        self.budget_stops.inc();
+    }
+
+    /// A finished inner call: `outcome` is `ok` or the failure's kind.
+    pub(super) fn call(&self, tool: &str, outcome: &str, seconds: f64) {
         let tool = {
             let mut seen = self.tools_seen.lock().unwrap_or_else(|p| p.into_inner());
             if seen.contains(tool) || seen.len() < MAX_TOOL_LABELS {
@@ -115,8 +138,8 @@ impl Metrics {
                 "other".to_string()
             }
         };
-        let outcome = if ok { "ok" } else { "error" }.to_string();
-        self.calls.get_or_create(&CallLabels { tool, outcome }).inc();
+        self.calls.get_or_create(&CallLabels { tool, outcome: outcome.to_string() }).inc();
+        self.call_seconds.observe(seconds);
     }
 
     /// A context rebuilt from its log (`takeover`: its lease was taken over).
@@ -178,12 +201,15 @@ mod tests {
         let m = Metrics::new();
         m.eval("ok", 0.01);
         m.eval("error", 2.0);
-        m.call("Bash", true);
-        m.call("Bash", false);
+        m.call("Bash", "ok", 0.01);
+        m.call("Bash", "denied", 0.0);
+        m.budget_stop();
         m.replay(true);
         let text = m.render();
         assert!(text.contains("wrepl_evals_total{outcome=\"ok\"} 1"), "{text}");
-        assert!(text.contains("wrepl_inner_calls_total{tool=\"Bash\",outcome=\"error\"} 1"), "{text}");
+        assert!(text.contains("wrepl_inner_calls_total{tool=\"Bash\",outcome=\"denied\"} 1"), "{text}");
+        assert!(text.contains("wrepl_inner_call_duration_seconds_count 2"), "{text}");
+        assert!(text.contains("wrepl_budget_exhaustions_total 1"), "{text}");
         assert!(text.contains("wrepl_replays_total 1"), "{text}");
         assert!(text.contains("wrepl_lease_takeovers_total 1"), "{text}");
         assert!(text.contains("wrepl_eval_duration_seconds_count 2"), "{text}");
@@ -193,7 +219,7 @@ mod tests {
     fn tool_labels_are_bounded() {
         let m = Metrics::new();
         for i in 0..(MAX_TOOL_LABELS + 10) {
-            m.call(&format!("t{i}"), true);
+            m.call(&format!("t{i}"), "ok", 0.0);
         }
         assert!(m.render().contains("tool=\"other\""));
     }

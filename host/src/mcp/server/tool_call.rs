@@ -303,6 +303,11 @@ impl WreplServer {
             Err(_) => "error",
         };
         self.conn.options.metrics.eval(what, started.elapsed().as_secs_f64());
+        if let Ok(Served::Done(r)) = &outcome {
+            if r.structured_content.as_ref().is_some_and(|s| s["timed_out"] == true) {
+                self.conn.options.metrics.budget_stop();
+            }
+        }
         Ok(match outcome {
             Ok(Served::Done(r)) => r.into(),
             Ok(Served::Input(r)) => CallToolResponse::InputRequired(*r),
