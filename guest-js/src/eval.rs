@@ -203,7 +203,7 @@ fn start_queued<'js>(ctx: &Ctx<'js>) {
         let started = match q.input {
             // SAFETY: a new reference to the queued input (released by `text`).
             Some(v) => match unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(raw, v)) }.into_string() {
-                Some(text) => crate::natives::with_str(ctx, &text, |i| calls::start_call(&q.name, i)),
+                Some(text) => crate::raw::with_str(ctx, &text, |i| calls::start_call(&q.name, i)),
                 None => Err(rquickjs::Error::Exception),
             },
             None => Ok(calls::start_call(&q.name, "{}")),

@@ -15,6 +15,7 @@
 //!   down to the rendered outcome;
 //! - [`platform`]: the web-platform globals (`URL`, `TextEncoder`, `crypto`, `fetch`,
 //!   `Intl`, ...), loaded on first use from `platform/*.js` over natives of their own;
+//! - [`raw`]: small helpers over QuickJS's C API (source-free evaluation, atoms, string text);
 //! - [`snapshot`]: the guest's memory copied out between evaluations and into a
 //!   fresh instance (with the scratch area the allocator uses meanwhile).
 
@@ -24,6 +25,7 @@ mod heap;
 mod managed;
 mod natives;
 mod platform;
+mod raw;
 mod snapshot;
 
 wit_bindgen::generate!({ world: "guest", path: "../wit" });

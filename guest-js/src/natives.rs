@@ -12,6 +12,7 @@ use rquickjs::function::Opt;
 use rquickjs::{qjs, Ctx, Exception, Function, Module, Object, Persistent, Promise, Value};
 
 use crate::eval::{note_armed, pending_call};
+use crate::raw::with_str;
 use crate::wrepl::sandbox::types::ConsoleStream as Stream;
 use crate::wrepl::sandbox::{calls, host};
 
@@ -303,29 +304,6 @@ fn tool_function<'js>(ctx: Ctx<'js>, tool: rquickjs::String<'js>, global: String
         .with_name(global)
 }
 
-/// `f` of the UTF-8 text of `s`, borrowed from QuickJS for the call (a string
-/// that is not valid UTF-8, one with a lone surrogate, is an error, as in
-/// rquickjs's own conversion).
-pub(crate) fn with_str<'js, T>(
-    ctx: &Ctx<'js>,
-    s: &rquickjs::String<'js>,
-    f: impl FnOnce(&str) -> T,
-) -> rquickjs::Result<T> {
-    let raw = ctx.as_raw().as_ptr();
-    let mut len = 0;
-    // SAFETY: `raw` is this live context and `s` a live string; the text is
-    // released below, after its last use.
-    let ptr = unsafe { qjs::JS_ToCStringLen(raw, &mut len, s.as_raw()) };
-    if ptr.is_null() {
-        return Err(rquickjs::Error::Exception);
-    }
-    // SAFETY: QuickJS wrote `len` bytes at `ptr`, alive until freed.
-    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
-    let result = std::str::from_utf8(bytes).map(f);
-    // SAFETY: released once, after the last use of `bytes`.
-    unsafe { qjs::JS_FreeCString(raw, ptr) };
-    Ok(result?)
-}
 
 /// The native bridge object handed to the prelude (its `native` parameter).
 pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
@@ -377,6 +355,5 @@ pub(crate) fn install_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'j
     native.set("brandOf", Function::new(ctx.clone(), brand_of)?)?;
     native.set("sealed", SEALED)?;
     native.set("registerModule", Function::new(ctx.clone(), register_module)?)?;
-    crate::platform::install(ctx, &native)?;
     Ok(native)
 }

@@ -70,7 +70,7 @@ fn define_lazy<'js>(ctx: Ctx<'js>, hook: Function<'js>, names: Vec<String>) -> r
         if f.is_exception() {
             return Err(rquickjs::Error::Exception);
         }
-        let atom = crate::managed::new_atom(&ctx, name)?;
+        let atom = crate::raw::new_atom(&ctx, name)?;
         // SAFETY: the global object, atom and function are alive; the call
         // takes the two function references given to it; the atom is
         // released after.
@@ -111,7 +111,7 @@ fn platform_group<'js>(ctx: Ctx<'js>, name: String) -> rquickjs::Result<Value<'j
     let Some((_, source)) = GROUPS.iter().find(|(n, _)| *n == name) else {
         return Err(Exception::throw_type(&ctx, &format!("no platform group named {name:?}")));
     };
-    crate::managed::eval_without_source(&ctx, source)
+    crate::raw::eval_without_source(&ctx, source)
 }
 
 /// `f` of the bytes of a Uint8Array, borrowed (a detached one is empty).
@@ -142,7 +142,7 @@ fn working(ctx: &Ctx<'_>, bytes: usize, what: &str) -> rquickjs::Result<crate::h
 /// `f` of a JavaScript string's UTF-8 text (borrowed from QuickJS, which
 /// counts it; the caller made the string well-formed).
 fn with_text<'js, T>(ctx: &Ctx<'js>, s: &rquickjs::String<'js>, f: impl FnOnce(&str) -> T) -> rquickjs::Result<T> {
-    crate::natives::with_str(ctx, s, f)
+    crate::raw::with_str(ctx, s, f)
 }
 
 /// A new ArrayBuffer holding a copy of `bytes` (in the counted heap).
