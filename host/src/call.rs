@@ -206,6 +206,9 @@ pub struct PermissionNote {
     pub decision: &'static str,
     /// The rule (`Bash(git status:*)`), when one matched.
     pub rule: Option<String>,
+    /// What the PreToolUse hooks decided (`allow`, `deny`, `ask`), when
+    /// one did.
+    pub hook: Option<&'static str>,
 }
 
 /// How a shorthand global calls its tool: the guest knows each form's

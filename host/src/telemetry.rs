@@ -238,6 +238,8 @@ pub struct CallSpan<'a> {
     pub decision: Option<&'a str>,
     /// The rule that made it.
     pub rule: Option<&'a str>,
+    /// What the PreToolUse hooks decided, when one did.
+    pub hook: Option<&'a str>,
 }
 
 /// What an evaluation's span says.
@@ -315,6 +317,9 @@ pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSp
         }
         if let Some(r) = c.rule {
             attrs.push(KeyValue::new("wrepl.permission.rule", r.to_string()));
+        }
+        if let Some(h) = c.hook {
+            attrs.push(KeyValue::new("wrepl.hook.pre_tool_use", h.to_string()));
         }
         let builder = tracer
             .span_builder(format!("execute_tool {}", c.tool))

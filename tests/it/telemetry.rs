@@ -154,7 +154,10 @@ fn check_export(protocol: &str) {
     let (url, got) = receiver();
     let dir = tempfile::tempdir().unwrap();
     // A PreToolUse hook of Bash writes down the context it was given.
-    let hook = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "printenv TRACEPARENT > hook-traceparent.txt"}]}]}}"#;
+    let command = r#"printenv TRACEPARENT > hook-traceparent.txt; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'"#;
+    let hook =
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]}})
+            .to_string();
     std::fs::write(dir.path().join("settings.json"), hook).unwrap();
     let code = format!("await put('a.txt', 'x'); await fetch('{url}/echo'); (await sh('printenv TRACEPARENT')).trim()");
     let o = traced_eval(dir.path(), &url, protocol, &code);
@@ -174,6 +177,8 @@ fn check_export(protocol: &str) {
     // The permission decision and the rule that made it.
     assert!(bash.attrs["wrepl.permission.decision"].to_string().contains("allow"), "{bash:?}");
     assert!(bash.attrs["wrepl.permission.rule"].to_string().contains("Bash"), "{bash:?}");
+    assert!(bash.attrs["wrepl.hook.pre_tool_use"].to_string().contains("allow"), "the hook's decision: {bash:?}");
+    assert!(write.attrs.get("wrepl.hook.pre_tool_use").is_none(), "no hook ran for Write: {write:?}");
     // The command saw its own call's span as TRACEPARENT; the server fetch()
     // reached got the WebFetch call's as its traceparent header.
     assert_eq!(traceparent, format!("00-{}-{}-01", eval.trace, bash.id));

@@ -162,11 +162,17 @@ impl Dispatcher {
         // one that would always ask (a registered tool).
         let named_allow = matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && m.rule == tool_name);
         let rule = matched.as_ref().map(|m| m.rule.clone());
+        let hook_said = hook_decision;
         let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
         if let Some(q) = always_ask.filter(|_| decision != Decision::Deny && !named_allow) {
             (decision, why) = (Decision::Ask, q.to_string());
         }
-        let note = |decision: &'static str| Some(PermissionNote { decision, rule: rule.clone() });
+        let hook = hook_said.map(|d| match d {
+            Decision::Allow => "allow",
+            Decision::Deny => "deny",
+            Decision::Ask => "ask",
+        });
+        let note = |decision: &'static str| Some(PermissionNote { decision, rule: rule.clone(), hook });
         match decision {
             Decision::Allow => {
                 call.permission = note("allow");

@@ -423,6 +423,7 @@ impl Repl {
                     bytes_out: c.bytes_out,
                     decision: c.permission.as_ref().map(|p| p.decision),
                     rule: c.permission.as_ref().and_then(|p| p.rule.as_deref()),
+                    hook: c.permission.as_ref().and_then(|p| p.hook),
                 })
                 .collect();
             let eval = crate::telemetry::EvalSpan {
