@@ -25,7 +25,7 @@ use opentelemetry::trace::{
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-use crate::call::TraceContext;
+use crate::call::{to_hex, TraceContext};
 
 static PROVIDER: OnceLock<Option<SdkTracerProvider>> = OnceLock::new();
 
@@ -140,10 +140,6 @@ pub struct EvalTrace {
     pub tracestate: Option<String>,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn unhex<const N: usize>(s: &str) -> Option<[u8; N]> {
     if s.len() != N * 2 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
         return None;
@@ -190,7 +186,12 @@ impl EvalTrace {
                 span_id: random_id(),
                 parent: Some(parent),
                 sampled,
-                tracestate: incoming.and_then(|t| t.tracestate.clone()),
+                // The client's tracestate is passed on (to commands' environment,
+                // HTTP headers): only one W3C allows, printable ASCII of at
+                // most 512 bytes; any other is dropped.
+                tracestate: incoming
+                    .and_then(|t| t.tracestate.clone())
+                    .filter(|s| s.len() <= 512 && s.bytes().all(|b| (0x20..=0x7e).contains(&b))),
             });
         }
         enabled().then(|| Self {
@@ -205,41 +206,39 @@ impl EvalTrace {
     /// A new span id for one call, and its W3C context.
     pub fn child(&self) -> ([u8; 8], TraceContext) {
         let span = random_id();
-        let traceparent = format!("00-{}-{}-{:02x}", hex(&self.trace_id), hex(&span), u8::from(self.sampled));
+        let traceparent = format!("00-{}-{}-{:02x}", to_hex(&self.trace_id), to_hex(&span), u8::from(self.sampled));
         (span, TraceContext { traceparent, tracestate: self.tracestate.clone() })
     }
 
     /// The trace id as 32 hex digits.
     pub fn trace_id_hex(&self) -> String {
-        hex(&self.trace_id)
+        to_hex(&self.trace_id)
     }
 }
 
-/// One inner call as a span sees it.
+/// One inner call of a traced evaluation, as its span shows it (the
+/// pipeline keeps one per call; a few dozen bytes, no text).
 #[derive(Debug, Clone)]
-pub struct CallSpan<'a> {
-    /// The call's span id (given to it before it ran).
+pub struct CallSpan {
+    /// The span id the call got before it ran (its W3C context's).
     pub span_id: [u8; 8],
     /// The tool's wire name.
-    pub tool: &'a str,
+    pub tool: String,
     /// The `toolu_…` id.
-    pub call_id: &'a str,
-    /// When it started and how long it took.
+    pub call_id: String,
+    /// When it started.
     pub started: SystemTime,
-    /// Its duration.
+    /// How long it took.
     pub duration: Duration,
-    /// `None` when it succeeded; else the failure's kind.
-    pub failure: Option<&'a str>,
-    /// Bytes of its input and output JSON.
+    /// The failure's kind, when it failed or was refused.
+    pub failure: Option<&'static str>,
+    /// Bytes of the input that ran.
     pub bytes_in: u64,
-    /// Bytes of its output.
+    /// Bytes of the outcome.
     pub bytes_out: u64,
-    /// The permission decision (`allow`, `deny`, `approved`, `declined`).
-    pub decision: Option<&'a str>,
-    /// The rule that made it.
-    pub rule: Option<&'a str>,
-    /// What the PreToolUse hooks decided, when one did.
-    pub hook: Option<&'a str>,
+    /// How the permission stage decided it: the decision, the rule that
+    /// made it, what a PreToolUse hook said.
+    pub permission: Option<crate::call::PermissionNote>,
 }
 
 /// What an evaluation's span says.
@@ -261,7 +260,7 @@ pub struct EvalSpan<'a> {
 
 /// Export one evaluation's span and its calls' spans (when spans are
 /// exported; otherwise nothing).
-pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSpan<'_>]) {
+pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSpan]) {
     let Some(Some(provider)) = PROVIDER.get() else { return };
     let tracer = provider.tracer("wrepl");
     let flags = if trace.sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
@@ -304,22 +303,22 @@ pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSp
     for c in calls {
         let mut attrs = vec![
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", c.tool.to_string()),
-            KeyValue::new("gen_ai.tool.call.id", c.call_id.to_string()),
+            KeyValue::new("gen_ai.tool.name", c.tool.clone()),
+            KeyValue::new("gen_ai.tool.call.id", c.call_id.clone()),
             KeyValue::new("wrepl.bytes_in", c.bytes_in as i64),
             KeyValue::new("wrepl.bytes_out", c.bytes_out as i64),
         ];
         if let Some(kind) = c.failure {
-            attrs.push(KeyValue::new("error.type", kind.to_string()));
+            attrs.push(KeyValue::new("error.type", kind));
         }
-        if let Some(d) = c.decision {
-            attrs.push(KeyValue::new("wrepl.permission.decision", d.to_string()));
-        }
-        if let Some(r) = c.rule {
-            attrs.push(KeyValue::new("wrepl.permission.rule", r.to_string()));
-        }
-        if let Some(h) = c.hook {
-            attrs.push(KeyValue::new("wrepl.hook.pre_tool_use", h.to_string()));
+        if let Some(p) = &c.permission {
+            attrs.push(KeyValue::new("wrepl.permission.decision", p.decision));
+            if let Some(r) = &p.rule {
+                attrs.push(KeyValue::new("wrepl.permission.rule", r.clone()));
+            }
+            if let Some(h) = p.hook {
+                attrs.push(KeyValue::new("wrepl.hook.pre_tool_use", h));
+            }
         }
         let builder = tracer
             .span_builder(format!("execute_tool {}", c.tool))
@@ -342,8 +341,8 @@ mod tests {
     #[test]
     fn traceparents_are_read_strictly() {
         let (t, s, sampled) = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
-        assert_eq!(hex(&t), "4bf92f3577b34da6a3ce929d0e0e4736");
-        assert_eq!(hex(&s), "00f067aa0ba902b7");
+        assert_eq!(to_hex(&t), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(to_hex(&s), "00f067aa0ba902b7");
         assert!(sampled);
         for bad in [
             "",
@@ -367,5 +366,13 @@ mod tests {
             child.traceparent.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-") && child.traceparent.ends_with("-00")
         );
         assert_eq!(child.tracestate.as_deref(), Some("k=v"));
+        for bad in ["k=v\r\nx-injected: 1", "k=v\0", &"k=v,".repeat(200)] {
+            let t = EvalTrace::for_evaluation(Some(&TraceContext {
+                traceparent: incoming.traceparent.clone(),
+                tracestate: Some(bad.to_string()),
+            }))
+            .unwrap();
+            assert_eq!(t.tracestate, None, "{bad:?} is dropped");
+        }
     }
 }

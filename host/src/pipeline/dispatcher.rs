@@ -348,7 +348,7 @@ impl Dispatcher {
                 Ok(out) => (None, out.value.to_string().len() as u64),
                 Err(f) => (Some(f.kind.as_str()), f.message.len() as u64),
             };
-            scope.calls.spans.push(crate::pipeline::records::CallSpanRecord {
+            scope.calls.spans.push(crate::telemetry::CallSpan {
                 span_id,
                 tool: tool_name.clone(),
                 call_id: id.clone(),

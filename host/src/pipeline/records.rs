@@ -195,29 +195,6 @@ impl Finished {
     }
 }
 
-/// One inner call of a traced evaluation, for its span.
-#[derive(Debug, Clone)]
-pub struct CallSpanRecord {
-    /// The span id the call got before it ran (its W3C context's).
-    pub span_id: [u8; 8],
-    /// The tool's wire name.
-    pub tool: String,
-    /// The `toolu_…` id.
-    pub call_id: String,
-    /// When it started.
-    pub started: std::time::SystemTime,
-    /// How long it took.
-    pub duration: std::time::Duration,
-    /// The failure's kind, when it failed or was refused.
-    pub failure: Option<&'static str>,
-    /// Bytes of the input that ran, and of the outcome.
-    pub bytes_in: u64,
-    /// Bytes of the outcome.
-    pub bytes_out: u64,
-    /// How the permission stage decided it, and the rule that did.
-    pub permission: Option<crate::call::PermissionNote>,
-}
-
 /// What an evaluation's inner calls left behind.
 #[derive(Debug, Clone, Default)]
 pub struct EvalCalls {
@@ -226,7 +203,7 @@ pub struct EvalCalls {
     pub records: Vec<CallRecord>,
     /// The calls' spans, when the evaluation is traced (every call, with no
     /// text: a few dozen bytes each).
-    pub spans: Vec<CallSpanRecord>,
+    pub spans: Vec<crate::telemetry::CallSpan>,
     /// Images and PDFs returned by tools (capped: 8 images, 4 PDFs).
     pub media: Vec<Media>,
     /// Warnings for the evaluation's stderr (hook problems, dropped media,

@@ -409,23 +409,6 @@ impl Repl {
         }
         let calls = self.dispatcher.finish_eval();
         if let Some(t) = trace.as_ref().filter(|_| crate::telemetry::enabled()) {
-            let spans: Vec<crate::telemetry::CallSpan<'_>> = calls
-                .spans
-                .iter()
-                .map(|c| crate::telemetry::CallSpan {
-                    span_id: c.span_id,
-                    tool: &c.tool,
-                    call_id: &c.call_id,
-                    started: c.started,
-                    duration: c.duration,
-                    failure: c.failure,
-                    bytes_in: c.bytes_in,
-                    bytes_out: c.bytes_out,
-                    decision: c.permission.as_ref().map(|p| p.decision),
-                    rule: c.permission.as_ref().and_then(|p| p.rule.as_deref()),
-                    hook: c.permission.as_ref().and_then(|p| p.hook),
-                })
-                .collect();
             let eval = crate::telemetry::EvalSpan {
                 started: started_at,
                 wall: std::time::Duration::from_secs_f64(result.wall_ms.max(0.0) / 1e3),
@@ -434,7 +417,7 @@ impl Repl {
                 session: self.session.as_ref().map(|s| s.name.as_str()),
                 replayed: false,
             };
-            crate::telemetry::export_evaluation(t, &eval, &spans);
+            crate::telemetry::export_evaluation(t, &eval, &calls.spans);
         }
         push_warnings(&mut result, &calls.warnings);
         result.calls = calls.records;

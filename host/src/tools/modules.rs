@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::{str_field, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use crate::call::to_hex;
 
 /// Wire name of the tool `import` uses.
 pub const IMPORT_MODULE: &str = "ImportModule";
@@ -227,7 +228,7 @@ fn read_module(name: &str, spec: &ModuleSpec) -> Result<LoadedModule, ToolError>
                  configure its package directory (with \"entry\") instead"
             )));
         }
-        let sha256 = hex(&Sha256::digest(text.as_bytes()));
+        let sha256 = to_hex(&Sha256::digest(text.as_bytes()));
         return Ok(LoadedModule { entry: file.clone(), files: vec![(file, text)], sha256 });
     }
     let dir = cap_std::fs::Dir::open_ambient_dir(&spec.path, cap_std::ambient_authority())
@@ -278,11 +279,7 @@ fn read_module(name: &str, spec: &ModuleSpec) -> Result<LoadedModule, ToolError>
         h.update([0]);
         h.update(text.as_bytes());
     }
-    Ok(LoadedModule { entry, files: files.into_iter().collect(), sha256: hex(&h.finalize()) })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(LoadedModule { entry, files: files.into_iter().collect(), sha256: to_hex(&h.finalize()) })
 }
 
 /// The tool behind `import`: loads a configured module's files.
@@ -415,6 +412,6 @@ mod tests {
         assert!(e.contains("settings' \"modules\"") && e.contains("these are: pkg"), "{e}");
         // One file: its sha256sum.
         let one = ModuleSet::new(BTreeMap::from([("b".to_string(), spec(&pkg.join("lib/b.js"), None))]));
-        assert_eq!(one.load("b").unwrap().sha256, hex(&Sha256::digest(b"export const b = 1;")));
+        assert_eq!(one.load("b").unwrap().sha256, to_hex(&Sha256::digest(b"export const b = 1;")));
     }
 }
