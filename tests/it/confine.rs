@@ -405,7 +405,7 @@ fn start_long_command(env: &CliEnv, m: &str) -> (Child, Vec<u32>) {
     let child = env
         .command(&["eval", "--root", &root, "--allow", "Bash", "--confine", "require", "-e", &code])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(env.home.path().join("long-command.stderr")).expect("a file for wrepl's stderr"))
         .spawn()
         .expect("start wrepl");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -420,11 +420,12 @@ fn survives_no_host_sigkill(unprivileged: bool, tag: u32) {
     let env = CliEnv::new(unprivileged);
     let m = marker(tag);
     let (mut cli, pids) = start_long_command(&env, &m);
-    assert_eq!(pids.len(), 2, "the command and its setsid child run: {pids:?}");
+    let stderr = || std::fs::read_to_string(env.home.path().join("long-command.stderr")).unwrap_or_default();
+    assert_eq!(pids.len(), 2, "the command and its setsid child run: {pids:?}; wrepl's stderr: {}", stderr());
     cli.kill().unwrap(); // SIGKILL
     cli.wait().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    assert!(rt.block_on(all_gone(&pids)), "{:?} outlived the SIGKILLed host", pids_with(&m));
+    assert!(rt.block_on(all_gone(&pids)), "{:?} outlived the SIGKILLed host; its stderr: {}", pids_with(&m), stderr());
 }
 
 #[test]
@@ -499,8 +500,17 @@ fn unprivileged_bin() -> PathBuf {
         std::fs::create_dir_all(&dir).expect("create the binary's directory");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
         let copy = dir.join("wrepl");
-        std::fs::copy(&bin, &copy).expect("copy the wrepl binary");
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+        // `install`, a process of its own, writes the copy: a descriptor open
+        // for writing in this (multi-threaded) process would be inherited by
+        // whatever another test forks meanwhile, and executing the copy
+        // would then fail with ETXTBSY until that child execs.
+        let status = Command::new("install")
+            .args(["-m", "0755"])
+            .arg(&bin)
+            .arg(&copy)
+            .status()
+            .expect("run install(1) to copy the wrepl binary");
+        assert!(status.success(), "install(1) could not copy the wrepl binary: {status}");
         copy
     })
     .clone()
