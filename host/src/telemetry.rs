@@ -8,12 +8,19 @@
 //! exporting never delays a result; `OTEL_SERVICE_NAME`,
 //! `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_TRACES_SAMPLER` are the SDK's own.
 //!
-//! One span per evaluation (`wrepl.evaluation`, the MCP `repl` call's when a
-//! client sent a `traceparent`), one child per inner call (`execute_tool
+//! One span per evaluation (`wrepl.evaluation`; served over MCP, the server
+//! span `tools/call repl` with `mcp.method.name`, the child of the client's
+//! span when it sent a `traceparent`), one child per inner call (`execute_tool
 //! <tool>`, with the GenAI conventions' `gen_ai.*` attributes). Calls get
 //! their span's W3C context before they run, whether or not spans are
 //! exported: Bash commands see `TRACEPARENT`, `fetch()` sends `traceparent`.
 //! No input or output text goes into a span.
+//!
+//! Metrics go the same way when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+//! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`) is set: the SDK's periodic reader,
+//! on a thread of its own, every `OTEL_METRIC_EXPORT_INTERVAL` ms (60 s by
+//! default) and once more at exit. `OTEL_TRACES_EXPORTER=none` or
+//! `OTEL_METRICS_EXPORTER=none` turns one signal off.
 
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
@@ -23,11 +30,13 @@ use opentelemetry::trace::{
     TracerProvider as _,
 };
 use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 use crate::call::{to_hex, TraceContext};
 
 static PROVIDER: OnceLock<Option<SdkTracerProvider>> = OnceLock::new();
+static METERS: OnceLock<Option<SdkMeterProvider>> = OnceLock::new();
 
 thread_local! {
     /// The ids the next span built on this thread gets (see [`ChosenIds`]).
@@ -64,49 +73,79 @@ fn with_ids<T>(trace: [u8; 16], span: [u8; 8], build: impl FnOnce() -> T) -> T {
 #[error("OpenTelemetry: {0}")]
 pub struct TelemetryError(String);
 
-/// Set up the exporter when the environment asks for one (see the module
-/// docs); `Ok(false)` when it does not. Call once, early; later calls
-/// return the first answer.
+/// Set up the exporters the environment asks for (see the module docs);
+/// `Ok(false)` when it asks for none. Call once, early; later calls return
+/// the first answer.
 pub fn init_from_env() -> Result<bool, TelemetryError> {
-    let wanted = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
-    if let Some(p) = PROVIDER.get() {
-        return Ok(p.is_some());
+    if let (Some(t), Some(m)) = (PROVIDER.get(), METERS.get()) {
+        return Ok(t.is_some() || m.is_some());
     }
-    if !wanted || std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
-        let _ = PROVIDER.set(None);
-        return Ok(false);
-    }
-    // The blocking HTTP client the batch thread uses is built outside any
-    // async runtime, on a thread of its own.
-    let built = std::thread::spawn(build_provider).join().map_err(|_| TelemetryError("the set-up panicked".into()))?;
-    let provider = built?;
-    let _ = PROVIDER.set(Some(provider));
-    Ok(true)
+    let set = |v: &str| std::env::var_os(v).is_some_and(|s| !s.is_empty());
+    let off = |v: &str| std::env::var(v).is_ok_and(|s| s.trim().eq_ignore_ascii_case("none"));
+    let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
+    let traces = !disabled
+        && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+        && !off("OTEL_TRACES_EXPORTER");
+    let metrics = !disabled
+        && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"))
+        && !off("OTEL_METRICS_EXPORTER");
+    // The blocking HTTP clients the export threads use are built outside
+    // any async runtime, on a thread of their own.
+    let built = std::thread::spawn(move || -> Result<_, TelemetryError> {
+        let tracer = traces.then(build_provider).transpose()?;
+        let meter = metrics.then(build_meter_provider).transpose()?;
+        Ok((tracer, meter))
+    })
+    .join()
+    .map_err(|_| TelemetryError("the set-up panicked".into()))?;
+    let (tracer, meter) = built?;
+    let _ = PROVIDER.set(tracer);
+    let _ = METERS.set(meter);
+    Ok(traces || metrics)
 }
 
-fn build_provider() -> Result<SdkTracerProvider, TelemetryError> {
-    use opentelemetry_otlp::{Protocol, WithExportConfig};
-    crate::tools::mcp::ensure_crypto_provider();
-    let protocol = match std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+/// The OTLP protocol for `signal` (`TRACES`, `METRICS`): its own variable,
+/// else the general one, else `http/protobuf`.
+fn protocol(signal: &str) -> Result<opentelemetry_otlp::Protocol, TelemetryError> {
+    use opentelemetry_otlp::Protocol;
+    match std::env::var(format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL"))
         .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"))
         .as_deref()
     {
-        Err(_) | Ok("http/protobuf") => Protocol::HttpBinary,
-        Ok("http/json") => Protocol::HttpJson,
-        Ok(other) => {
-            return Err(TelemetryError(format!(
-                "OTEL_EXPORTER_OTLP_PROTOCOL={other:?} is not supported here (http/protobuf or http/json)"
-            )))
-        }
-    };
+        Err(_) | Ok("http/protobuf") => Ok(Protocol::HttpBinary),
+        Ok("http/json") => Ok(Protocol::HttpJson),
+        Ok(other) => Err(TelemetryError(format!(
+            "OTEL_EXPORTER_OTLP_PROTOCOL={other:?} is not supported here (http/protobuf or http/json)"
+        ))),
+    }
+}
+
+fn build_provider() -> Result<SdkTracerProvider, TelemetryError> {
+    use opentelemetry_otlp::WithExportConfig;
+    crate::tools::mcp::ensure_crypto_provider();
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
-        .with_protocol(protocol)
+        .with_protocol(protocol("TRACES")?)
         .build()
         .map_err(|e| TelemetryError(format!("cannot build the OTLP exporter: {e}")))?;
     Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_id_generator(ChosenIds).build())
+}
+
+fn build_meter_provider() -> Result<SdkMeterProvider, TelemetryError> {
+    use opentelemetry_otlp::WithExportConfig;
+    crate::tools::mcp::ensure_crypto_provider();
+    let exporter = opentelemetry_otlp::MetricExporter::builder()
+        .with_http()
+        .with_protocol(protocol("METRICS")?)
+        .build()
+        .map_err(|e| TelemetryError(format!("cannot build the OTLP metric exporter: {e}")))?;
+    Ok(SdkMeterProvider::builder().with_periodic_exporter(exporter).build())
+}
+
+/// The meter wrepl's metrics are recorded with, when metrics are exported.
+pub fn meter() -> Option<opentelemetry::metrics::Meter> {
+    use opentelemetry::metrics::MeterProvider as _;
+    METERS.get().and_then(Option::as_ref).map(|p| p.meter("wrepl"))
 }
 
 /// Whether spans are exported.
@@ -114,14 +153,24 @@ pub fn enabled() -> bool {
     PROVIDER.get().is_some_and(Option::is_some)
 }
 
-/// Export what is buffered and stop, within `timeout` (at the end of the
-/// process).
+/// Export what is buffered (spans, and the metrics' last values) and stop,
+/// within `timeout` (at the end of the process).
 pub fn shutdown(timeout: Duration) {
-    if let Some(Some(p)) = PROVIDER.get() {
-        let p = p.clone();
-        // The blocking exporter must not run on an async runtime's thread.
-        let _ = std::thread::spawn(move || p.shutdown_with_timeout(timeout)).join();
+    let tracer = PROVIDER.get().cloned().flatten();
+    let meter = METERS.get().cloned().flatten();
+    if tracer.is_none() && meter.is_none() {
+        return;
     }
+    // The blocking exporters must not run on an async runtime's thread.
+    let _ = std::thread::spawn(move || {
+        if let Some(p) = tracer {
+            let _ = p.shutdown_with_timeout(timeout);
+        }
+        if let Some(m) = meter {
+            let _ = m.shutdown_with_timeout(timeout);
+        }
+    })
+    .join();
 }
 
 /// The trace an evaluation belongs to: its trace and span ids, the span it
@@ -239,6 +288,9 @@ pub struct CallSpan {
     /// How the permission stage decided it: the decision, the rule that
     /// made it, what a PreToolUse hook said.
     pub permission: Option<crate::call::PermissionNote>,
+    /// What the PostToolUse (or PostToolUseFailure) hooks said, when any
+    /// ran: `ok`, `block` or `stop`.
+    pub post_hook: Option<&'static str>,
 }
 
 /// What an evaluation's span says.
@@ -256,6 +308,8 @@ pub struct EvalSpan<'a> {
     pub session: Option<&'a str>,
     /// Whether the block was replayed from a log rather than run live.
     pub replayed: bool,
+    /// The MCP tool whose `tools/call` the evaluation served, if any.
+    pub mcp_tool: Option<&'a str>,
 }
 
 /// Export one evaluation's span and its calls' spans (when spans are
@@ -278,7 +332,7 @@ pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSp
     };
     let mut attrs = vec![
         KeyValue::new("gen_ai.operation.name", "execute_tool"),
-        KeyValue::new("gen_ai.tool.name", "repl"),
+        KeyValue::new("gen_ai.tool.name", eval.mcp_tool.unwrap_or("repl").to_string()),
         KeyValue::new("wrepl.guest_cpu_us", eval.guest_cpu_us as i64),
         KeyValue::new("wrepl.replayed", eval.replayed),
         KeyValue::new("wrepl.calls", calls.len() as i64),
@@ -289,11 +343,16 @@ pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSp
     if let Some(e) = eval.error {
         attrs.push(KeyValue::new("error.type", e.to_string()));
     }
-    let builder = tracer
-        .span_builder("wrepl.evaluation")
-        .with_kind(SpanKind::Internal)
-        .with_start_time(eval.started)
-        .with_attributes(attrs);
+    // Served over MCP, the span is the server side of the client's
+    // `tools/call` (the MCP semantic conventions' name and kind).
+    let (name, kind) = match eval.mcp_tool {
+        Some(tool) => {
+            attrs.push(KeyValue::new("mcp.method.name", "tools/call"));
+            (format!("tools/call {tool}"), SpanKind::Server)
+        }
+        None => ("wrepl.evaluation".to_string(), SpanKind::Internal),
+    };
+    let builder = tracer.span_builder(name).with_kind(kind).with_start_time(eval.started).with_attributes(attrs);
     let mut span = with_ids(trace.trace_id, trace.span_id, || tracer.build_with_context(builder, &parent_cx));
     if let Some(e) = eval.error {
         opentelemetry::trace::Span::set_status(&mut span, Status::error(e.to_string()));
@@ -319,6 +378,9 @@ pub fn export_evaluation(trace: &EvalTrace, eval: &EvalSpan<'_>, calls: &[CallSp
             if let Some(h) = p.hook {
                 attrs.push(KeyValue::new("wrepl.hook.pre_tool_use", h));
             }
+        }
+        if let Some(h) = c.post_hook {
+            attrs.push(KeyValue::new("wrepl.hook.post_tool_use", h));
         }
         let builder = tracer
             .span_builder(format!("execute_tool {}", c.tool))

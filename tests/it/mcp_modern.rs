@@ -560,6 +560,31 @@ async fn metrics_count_evaluations_inner_calls_and_replays() {
     assert!(body.contains("wrepl_inner_calls_total{tool=\"Write\",outcome=\"denied\"} 1"), "{body}");
     assert!(body.contains("wrepl_inner_call_duration_seconds_count 3"), "{body}");
     assert!(body.contains("wrepl_budget_exhaustions_total 1"), "{body}");
+    // The store's commits are timed; each of the four calls (none named a
+    // context) started a context of its own, and all four are live.
+    let commits = body
+        .lines()
+        .find_map(|l| l.strip_prefix("wrepl_store_commit_duration_seconds_count "))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no commit count in {body}"));
+    assert!(commits >= 4, "at least a commit per evaluation: {commits}\n{body}");
+    assert!(body.contains("wrepl_contexts{state=\"live\"} 4"), "{body}");
+    assert!(body.contains("wrepl_contexts{state=\"hibernated\"} 0"), "{body}");
+    // The MCP listener serves the same at /metrics, behind its token.
+    let mcp = s.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let get = |auth: &str| format!("GET /metrics HTTP/1.1\r\nHost: {mcp}\r\n{auth}Connection: close\r\n\r\n");
+    let (status, refused) = raw_http(&mcp, get("")).await;
+    assert_eq!(status, 401, "{refused}");
+    assert!(!refused.contains("wrepl_evals_total"), "{refused}");
+    let (status, _) = raw_http(&mcp, get("Authorization: Bearer not-the-token\r\n")).await;
+    assert_eq!(status, 401);
+    let (status, behind) = raw_http(&mcp, get(&format!("Authorization: Bearer {t}\r\n"))).await;
+    assert_eq!(status, 200, "{behind}");
+    assert!(behind.contains("wrepl_evals_total{outcome=\"ok\"} 2"), "{behind}");
+    // A foreign Origin is refused there as on /mcp.
+    let (status, _) =
+        raw_http(&mcp, get(&format!("Authorization: Bearer {t}\r\nOrigin: http://evil.example\r\n"))).await;
+    assert_eq!(status, 403);
     s.child.kill().await.unwrap();
 }
 
@@ -695,6 +720,11 @@ async fn an_idle_context_hibernates_and_its_next_call_wakes_it_from_its_snapshot
     })
     .await;
     assert!(hibernated.is_ok(), "{}", metrics_of(&s).await);
+    let m = metrics_of(&s).await;
+    assert!(
+        m.contains("wrepl_contexts{state=\"live\"} 0") && m.contains("wrepl_contexts{state=\"hibernated\"} 1"),
+        "{m}"
+    );
     // The next call wakes it from the snapshot: its state is there, nothing
     // was replayed, and the result carries no restore note.
     let r = call(&c, "repl", json!({"code": "bump()", "context": handle})).await;

@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 
 use super::mcp_server::{call, client, start_stdio_env};
 
-/// What the receiver got: (path, content type or, for another path than
-/// /v1/traces, the request's `traceparent` header, body).
+/// What the receiver got: (path, content type or, for a path outside
+/// /v1/ (OTLP's), the request's `traceparent` header, body).
 type Received = Arc<Mutex<Vec<(String, String, Vec<u8>)>>>;
 
 fn receiver() -> (String, Received) {
@@ -55,7 +55,7 @@ fn receiver() -> (String, Received) {
                     let mut body = vec![0; length];
                     reader.read_exact(&mut body).unwrap();
                     let reply: &[u8] = if kind.contains("json") { b"{}" } else { b"" };
-                    let noted = if path == "/v1/traces" { kind.clone() } else { traceparent };
+                    let noted = if path.starts_with("/v1/") { kind.clone() } else { traceparent };
                     keep.lock().unwrap().push((path, noted, body));
                     let _ = write!(
                         stream,
@@ -155,9 +155,13 @@ fn check_export(protocol: &str) {
     let dir = tempfile::tempdir().unwrap();
     // A PreToolUse hook of Bash writes down the context it was given.
     let command = r#"printenv TRACEPARENT > hook-traceparent.txt; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'"#;
-    let hook =
-        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]}})
-            .to_string();
+    // A PostToolUse hook of Write gives the model feedback (`decision: block`).
+    let feedback = r#"echo '{"decision": "block", "reason": "noted"}'"#;
+    let hook = json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}],
+        "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": feedback}]}],
+    }})
+    .to_string();
     std::fs::write(dir.path().join("settings.json"), hook).unwrap();
     let code = format!("await put('a.txt', 'x'); await fetch('{url}/echo'); (await sh('printenv TRACEPARENT')).trim()");
     let o = traced_eval(dir.path(), &url, protocol, &code);
@@ -178,7 +182,9 @@ fn check_export(protocol: &str) {
     assert!(bash.attrs["wrepl.permission.decision"].to_string().contains("allow"), "{bash:?}");
     assert!(bash.attrs["wrepl.permission.rule"].to_string().contains("Bash"), "{bash:?}");
     assert!(bash.attrs["wrepl.hook.pre_tool_use"].to_string().contains("allow"), "the hook's decision: {bash:?}");
-    assert!(write.attrs.get("wrepl.hook.pre_tool_use").is_none(), "no hook ran for Write: {write:?}");
+    assert!(write.attrs.get("wrepl.hook.pre_tool_use").is_none(), "no PreToolUse hook ran for Write: {write:?}");
+    assert!(write.attrs["wrepl.hook.post_tool_use"].to_string().contains("block"), "{write:?}");
+    assert!(bash.attrs.get("wrepl.hook.post_tool_use").is_none(), "no PostToolUse hook ran for Bash: {bash:?}");
     // The command saw its own call's span as TRACEPARENT; the server fetch()
     // reached got the WebFetch call's as its traceparent header.
     assert_eq!(traceparent, format!("00-{}-{}-01", eval.trace, bash.id));
@@ -231,7 +237,9 @@ async fn an_mcp_clients_traceparent_is_continued() {
     loop {
         let (spans, _) = spans(&got);
         if let Some(s) = spans.iter().find(|s| s.trace == "4bf92f3577b34da6a3ce929d0e0e4736") {
-            assert_eq!(s.name, "wrepl.evaluation");
+            // The server side of the client's tools/call (MCP conventions).
+            assert_eq!(s.name, "tools/call repl");
+            assert!(s.attrs["mcp.method.name"].to_string().contains("tools/call"), "{s:?}");
             assert_eq!(s.parent, "00f067aa0ba902b7", "the client's span is the parent");
             break;
         }
@@ -339,11 +347,112 @@ async fn a_traceparent_header_on_http_is_continued() {
     loop {
         let (spans, _) = spans(&got);
         if let Some(s) = spans.iter().find(|s| s.trace == "0af7651916cd43dd8448eb211c80319c") {
-            assert_eq!((s.name.as_str(), s.parent.as_str()), ("wrepl.evaluation", "b7ad6b7169203331"));
+            assert_eq!((s.name.as_str(), s.parent.as_str()), ("tools/call repl", "b7ad6b7169203331"));
             break;
         }
         assert!(std::time::Instant::now() < deadline, "no span of the header's trace arrived: {spans:#?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     service.cancel().await.unwrap();
+}
+
+/// Every metric data point the receiver got: (metric name, attributes as
+/// `key=value` text, value: a sum's or gauge's number, a histogram's count).
+fn metric_points(got: &Received) -> Vec<(String, Vec<String>, f64)> {
+    use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use opentelemetry_proto::tonic::metrics::v1::{metric::Data, number_data_point::Value as Number};
+    let text = |attrs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| -> Vec<String> {
+        attrs
+            .iter()
+            .map(|a| match a.value.as_ref().and_then(|v| v.value.as_ref()) {
+                Some(Any::StringValue(s)) => format!("{}={s}", a.key),
+                other => format!("{}={other:?}", a.key),
+            })
+            .collect()
+    };
+    let number = |v: &Option<Number>| match v {
+        Some(Number::AsInt(i)) => *i as f64,
+        Some(Number::AsDouble(d)) => *d,
+        None => f64::NAN,
+    };
+    let mut out = Vec::new();
+    for (path, kind, body) in got.lock().unwrap().iter() {
+        if path != "/v1/metrics" {
+            continue;
+        }
+        assert_eq!(kind, "application/x-protobuf");
+        let req = ExportMetricsServiceRequest::decode(body.as_slice()).expect("an OTLP metrics request");
+        for m in req.resource_metrics.into_iter().flat_map(|r| r.scope_metrics).flat_map(|s| s.metrics) {
+            match m.data {
+                Some(Data::Sum(s)) => {
+                    out.extend(s.data_points.iter().map(|p| (m.name.clone(), text(&p.attributes), number(&p.value))))
+                }
+                Some(Data::Gauge(g)) => {
+                    out.extend(g.data_points.iter().map(|p| (m.name.clone(), text(&p.attributes), number(&p.value))))
+                }
+                Some(Data::Histogram(h)) => {
+                    out.extend(h.data_points.iter().map(|p| (m.name.clone(), text(&p.attributes), p.count as f64)))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn metrics_arrive_over_otlp() {
+    let (url, got) = receiver();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let service = start_stdio_env(
+        client(true, "x"),
+        dir.path(),
+        &["--allow", "Write", "--store", store.to_str().unwrap()],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+            // Spans off: only metrics go out.
+            ("OTEL_TRACES_EXPORTER", "none"),
+        ],
+    )
+    .await;
+    let r = call(&service, "repl", json!({"code": "await put('a.txt', 'x'); await put('b.txt', 'y'); 2"})).await;
+    assert_eq!(super::mcp_server::structured(&r)["result"], json!(2));
+    let r = call(&service, "repl", json!({"code": "throw new Error('no')"})).await;
+    assert_eq!(r.is_error, Some(true));
+    let has = |points: &[(String, Vec<String>, f64)], name: &str, attrs: &[&str], at_least: f64| {
+        points.iter().any(|(n, a, v)| n == name && attrs.iter().all(|w| a.iter().any(|x| x == w)) && *v >= at_least)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let points = metric_points(&got);
+        let live = has(&points, "wrepl.contexts", &["state=live"], 1.0);
+        if has(&points, "wrepl.inner_calls", &["gen_ai.tool.name=Write", "outcome=ok"], 2.0)
+            && has(&points, "wrepl.evaluations", &["outcome=ok"], 1.0)
+            && has(&points, "wrepl.evaluations", &["outcome=error"], 1.0)
+            && has(
+                &points,
+                "mcp.server.operation.duration",
+                &["mcp.method.name=tools/call", "gen_ai.tool.name=repl"],
+                1.0,
+            )
+            && has(&points, "mcp.server.operation.duration", &["error.type=error"], 1.0)
+            && has(&points, "wrepl.inner_call.duration", &["gen_ai.tool.name=Write"], 2.0)
+            && has(&points, "wrepl.store.commit.duration", &[], 2.0)
+            && live
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the metrics did not all arrive: {points:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    service.cancel().await.unwrap();
+    // Nothing but metrics was sent.
+    assert!(
+        got.lock().unwrap().iter().all(|(p, _, _)| p == "/v1/metrics"),
+        "spans were sent with OTEL_TRACES_EXPORTER=none"
+    );
 }

@@ -78,9 +78,10 @@ pub(crate) struct ServeArgs {
     /// from memory, keeping its handle; its next call wakes it from the snapshot. `0`: never.
     #[arg(long, value_name = "SECONDS", default_value_t = wrepl::mcp::server::DEFAULT_HIBERNATE_AFTER.as_secs())]
     hibernate_after: u64,
-    /// Serve metrics in the Prometheus text format at http://ADDR/metrics
+    /// Also serve metrics in the Prometheus text format at http://ADDR/metrics
     /// (a listener of its own, without authentication: bind it where only
-    /// the monitoring system reaches, e.g. 127.0.0.1:9464).
+    /// the monitoring system reaches, e.g. 127.0.0.1:9464). With --http,
+    /// the MCP listener serves them at /metrics behind its token anyway.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
     /// Script budget default and fuel are per call; this caps the result text (characters).

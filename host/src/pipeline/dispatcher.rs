@@ -47,6 +47,9 @@ pub(super) struct Registered {
 struct Trail {
     warnings: Vec<String>,
     ran: Option<JsonText>,
+    /// What the PostToolUse (or PostToolUseFailure) hooks said, when any
+    /// ran: `ok`, `block` (feedback for the model) or `stop`.
+    post_hook: Option<&'static str>,
 }
 
 struct Scope {
@@ -337,7 +340,7 @@ impl Dispatcher {
         let tool_name = std::mem::take(&mut unfinished.call.tool);
         let permission = unfinished.call.permission.take();
         drop(unfinished);
-        let warnings = trail.warnings;
+        let (warnings, post_hook) = (trail.warnings, trail.post_hook);
         let duration_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut scope = self.scope.lock().unwrap_or_else(|p| p.into_inner());
         for w in warnings {
@@ -358,6 +361,7 @@ impl Dispatcher {
                 bytes_in: input.bytes() as u64,
                 bytes_out,
                 permission,
+                post_hook,
             });
         }
         match result {
@@ -430,6 +434,7 @@ impl Dispatcher {
         self.admit_stages(call, &Gate::Tool { tool: &reg.tool, validator: &reg.input }, &mut trail.warnings).await?;
         let Call { id, tool, input, cwd, budget, trace, .. } = call;
         let (id, tool_name, started, warnings) = (id.as_str(), tool.as_str(), budget.started, &mut trail.warnings);
+        let post_hook = &mut trail.post_hook;
         // 5. execute with the native timeout and the watchdog
         let tool = &reg.tool;
         let _serial = if tool.concurrency_safe(input) { None } else { Some(self.serial.clone().lock_owned().await) };
@@ -488,6 +493,11 @@ impl Dispatcher {
                 }
                 if self.p.hooks.has_hooks(HookEvent::PostToolUse, tool_name) {
                     let post = self.p.hooks.post_tool_use(&hook_ctx, input, &out.value).await;
+                    *post_hook = Some(match (&post.stop, &post.block_reason) {
+                        (Some(_), _) => "stop",
+                        (None, Some(_)) => "block",
+                        (None, None) => "ok",
+                    });
                     warnings
                         .extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool_name}: {w}")));
                     if let Some(r) = post.block_reason {
@@ -502,6 +512,7 @@ impl Dispatcher {
             Err(f) => {
                 if self.p.hooks.has_hooks(HookEvent::PostToolUseFailure, tool_name) {
                     let post = self.p.hooks.post_tool_use_failure(&hook_ctx, input, &f.message).await;
+                    *post_hook = Some(if post.stop.is_some() { "stop" } else { "ok" });
                     warnings.extend(
                         post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool_name}: {w}")),
                     );

@@ -36,6 +36,9 @@ pub struct Evaluation {
     pub text_cap: usize,
     /// The W3C trace context the evaluation continues, if any.
     pub trace: Option<TraceContext>,
+    /// The MCP tool whose `tools/call` this evaluation serves, if any (its
+    /// span is then the MCP server span `tools/call <tool>`).
+    pub mcp_tool: Option<String>,
     /// Inner calls that stopped to wait for the client's input (see
     /// [`EvalOptions::waiting`]).
     pub waiting: Option<Arc<std::sync::Mutex<std::collections::BTreeSet<u32>>>>,
@@ -54,6 +57,7 @@ impl Evaluation {
             cancel: opts.cancel.clone(),
             text_cap: limits.text_cap,
             trace: opts.trace.clone(),
+            mcp_tool: opts.mcp_tool.clone(),
             waiting: opts.waiting.clone(),
         })
     }
@@ -68,6 +72,7 @@ impl Evaluation {
             cancel: CancellationToken::new(),
             text_cap: limits.text_cap,
             trace: None,
+            mcp_tool: None,
             waiting: None,
         }
     }
@@ -93,6 +98,9 @@ pub struct EvalOptions {
     /// The W3C trace context the evaluation continues (an MCP request's
     /// `_meta.traceparent`): its span is that span's child.
     pub trace: Option<TraceContext>,
+    /// The MCP tool whose `tools/call` this evaluation serves (set by the
+    /// MCP server): its span is named and marked as the MCP conventions say.
+    pub mcp_tool: Option<String>,
 }
 
 /// Which suspended block an evaluation continues: its number, and the

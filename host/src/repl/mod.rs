@@ -416,6 +416,7 @@ impl Repl {
                 guest_cpu_us: result.cost.guest_cpu_us,
                 session: self.session.as_ref().map(|s| s.name.as_str()),
                 replayed: false,
+                mcp_tool: ev.mcp_tool.as_deref(),
             };
             crate::telemetry::export_evaluation(t, &eval, &calls.spans);
         }

@@ -405,8 +405,17 @@ pub async fn serve_http(
     // Health checks for load balancers: outside the token check (they say
     // nothing but whether this server can serve).
     let probe_options = options.clone();
+    let metrics = options.metrics.clone();
     let router = axum::Router::new()
         .nest_service("/mcp", service)
+        // The metrics, behind the same origin and token checks as /mcp.
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let m = metrics.clone();
+                async move { super::metrics::response(&m) }
+            }),
+        )
         .layer(axum::middleware::from_fn_with_state(state, guard))
         .route("/healthz", axum::routing::get(|| async { plain(StatusCode::OK, "ok\n") }))
         .route("/readyz", axum::routing::get(move || ready(probe_options.clone())));

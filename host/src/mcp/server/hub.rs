@@ -105,7 +105,7 @@ pub(super) struct Hub {
     pub(super) durable: bool,
     ttl: Duration,
     limits: LiveLimits,
-    contexts: Mutex<HashMap<String, Arc<Ctx>>>,
+    contexts: Arc<Mutex<HashMap<String, Arc<Ctx>>>>,
     /// Fires when some context's registered tools changed.
     pub(super) tools_changed: tokio::sync::broadcast::Sender<()>,
 }
@@ -133,7 +133,20 @@ impl Hub {
         let codec = RequestStateCodec::try_new(key)
             .map_err(|e| ServeError::Transport(format!("the request-state key is unusable: {e}")))?;
         let (tools_changed, _) = tokio::sync::broadcast::channel(16);
-        Ok(Self { codec, store, durable, ttl, limits, contexts: Mutex::new(HashMap::new()), tools_changed })
+        Ok(Self { codec, store, durable, ttl, limits, contexts: Arc::default(), tools_changed })
+    }
+
+    /// Counts the live contexts (their instance in memory; a busy one
+    /// counts as live) and the hibernated ones (a handle and a snapshot),
+    /// for as long as the hub exists.
+    pub(super) fn context_counter(&self) -> super::metrics::ContextCounter {
+        let contexts = Arc::downgrade(&self.contexts);
+        Box::new(move || {
+            let contexts = contexts.upgrade()?;
+            let all: Vec<Arc<Ctx>> = lock(&contexts).values().cloned().collect();
+            let hibernated = all.iter().filter(|c| c.state.try_lock().is_ok_and(|s| s.is_none())).count() as u64;
+            Some((all.len() as u64 - hibernated, hibernated))
+        })
     }
 
     fn seal_handle(&self, id: &str, owner: Option<Fingerprint>) -> String {

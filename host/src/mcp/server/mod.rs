@@ -213,8 +213,18 @@ impl ServerOptions {
         if let Some(h) = self.hub.get() {
             return Ok(h);
         }
-        let h = hub::Hub::new(self.store.clone(), self.state_key.clone(), self.context_ttl, self.live_limits)?;
-        Ok(self.hub.get_or_init(|| h))
+        // The server's store, with its commits timed for the metrics.
+        let store = self.store.clone().map(|s| metrics::MeteredStore::wrap(s, &self.metrics));
+        let h = hub::Hub::new(store, self.state_key.clone(), self.context_ttl, self.live_limits)?;
+        let mut fresh = false;
+        let hub = self.hub.get_or_init(|| {
+            fresh = true;
+            h
+        });
+        if fresh {
+            self.metrics.count_contexts_with(hub.context_counter());
+        }
+        Ok(hub)
     }
 
     /// Lets the token `who` record into the store session `name`: a session

@@ -289,7 +289,7 @@ impl WreplServer {
                     tracestate: header("tracestate"),
                 })
             });
-        let opts = EvalOptions { timeout, cancel, trace, ..EvalOptions::default() };
+        let opts = EvalOptions { timeout, cancel, trace, mcp_tool: Some(name.clone()), ..EvalOptions::default() };
         let id = CallId { tool: name.clone(), args: digest, owner };
         let mrtr = modern.then_some((id, retry));
         let started = std::time::Instant::now();
@@ -302,7 +302,7 @@ impl WreplServer {
             Err(ReplError::Session(crate::replay::store::StoreError::SessionBusy { .. })) => "busy",
             Err(_) => "error",
         };
-        self.conn.options.metrics.eval(what, started.elapsed().as_secs_f64());
+        self.conn.options.metrics.eval(&name, what, started.elapsed().as_secs_f64());
         if let Ok(Served::Done(r)) = &outcome {
             if r.structured_content.as_ref().is_some_and(|s| s["timed_out"] == true) {
                 self.conn.options.metrics.budget_stop();
