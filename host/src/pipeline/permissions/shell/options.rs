@@ -17,9 +17,31 @@ pub(super) enum Positional {
     /// None: a positional argument would make the command write (`git
     /// branch NAME` creates a branch).
     None,
-    /// The first is a `sed` script, checked by [`sed_script`].
-    SedScript,
+    /// At most this many (`uniq IN OUT` writes OUT).
+    AtMost(usize),
+    /// The first is the table's script (unless a script option gave one),
+    /// checked by its [`Script`] checker; the rest are any.
+    Script,
+    /// The first may be a cluster of options without a dash (`tar tvf
+    /// a.tar`); the rest are any.
+    Bundled,
 }
+
+/// A command whose program is a script in its arguments (`sed`, `awk`):
+/// the options that give one, and what reads it.
+pub(super) struct Script {
+    /// The language's name, for messages.
+    pub(super) language: &'static str,
+    /// Long options whose value is a script (`--expression`).
+    pub(super) long: &'static [&'static str],
+    /// Short options whose value is a script (`-e`).
+    pub(super) short: &'static str,
+    /// Whether a script only reads and prints; `Err` says what it does not.
+    pub(super) check: fn(&str) -> Result<(), String>,
+}
+
+/// A check of one option's value: the option as written and the value.
+pub(super) type ValueCheck = fn(&str, &str) -> Result<(), String>;
 
 /// The read-only options of one command (a program and its subcommand).
 pub(super) struct Table {
@@ -38,6 +60,12 @@ pub(super) struct Table {
     pub(super) digits: bool,
     /// What positional arguments may be.
     pub(super) positional: Positional,
+    /// The script language of [`Positional::Script`] and of the script options.
+    pub(super) script: Option<&'static Script>,
+    /// A check of option values (`tar -f host:file` reaches a remote
+    /// archive through rsh): the option as written (`-f`, `--file`) and its
+    /// value; `Err` says why it is not read-only.
+    pub(super) value_check: Option<ValueCheck>,
 }
 
 /// Options `git log`, `git show` and `git diff` share: formatting, limiting,
@@ -217,6 +245,8 @@ const fn log_family(command: &'static [&'static str], digits: bool) -> Table {
         short_with_value: GIT_LOG_SHORT_VALUE,
         digits,
         positional: Positional::Any,
+        script: None,
+        value_check: None,
     }
 }
 
@@ -248,6 +278,8 @@ pub(super) const TABLES: &[Table] = &[
         short_with_value: "",
         digits: false,
         positional: Positional::Any,
+        script: None,
+        value_check: None,
     },
     Table {
         command: &["git", "branch"],
@@ -284,6 +316,8 @@ pub(super) const TABLES: &[Table] = &[
         digits: false,
         // `git branch NAME` creates a branch.
         positional: Positional::None,
+        script: None,
+        value_check: None,
     },
     Table {
         command: &["sort"],
@@ -313,6 +347,8 @@ pub(super) const TABLES: &[Table] = &[
         short_with_value: "ktS",
         digits: false,
         positional: Positional::Any,
+        script: None,
+        value_check: None,
     },
     Table {
         command: &["sed"],
@@ -334,9 +370,279 @@ pub(super) const TABLES: &[Table] = &[
         short: "nErsuz",
         short_with_value: "el",
         digits: false,
-        positional: Positional::SedScript,
+        positional: Positional::Script,
+        script: Some(&SED),
+        value_check: None,
+    },
+    grep_table(&["grep"]),
+    grep_table(&["egrep"]),
+    grep_table(&["fgrep"]),
+    Table {
+        command: &["rg"],
+        // Not here: --pre and --pre-glob (run a program on each file),
+        // --search-zip / -z (runs decompression programs), --hostname-bin
+        // (runs a program), --no-config's opposite is the default, and
+        // `--files` lists, which is reading.
+        long: &[
+            "files",
+            "type-list",
+            "count",
+            "count-matches",
+            "files-with-matches",
+            "files-without-match",
+            "fixed-strings",
+            "hidden",
+            "no-hidden",
+            "no-ignore",
+            "no-ignore-vcs",
+            "no-ignore-dot",
+            "no-ignore-parent",
+            "no-ignore-global",
+            "no-ignore-exclude",
+            "no-ignore-files",
+            "ignore-case",
+            "smart-case",
+            "case-sensitive",
+            "follow",
+            "no-follow",
+            "json",
+            "no-json",
+            "line-number",
+            "no-line-number",
+            "only-matching",
+            "pretty",
+            "heading",
+            "no-heading",
+            "vimgrep",
+            "multiline",
+            "multiline-dotall",
+            "invert-match",
+            "word-regexp",
+            "line-regexp",
+            "null",
+            "null-data",
+            "pcre2",
+            "no-pcre2",
+            "quiet",
+            "stats",
+            "text",
+            "no-text",
+            "trim",
+            "unrestricted",
+            "with-filename",
+            "no-filename",
+            "no-messages",
+            "byte-offset",
+            "column",
+            "no-column",
+            "passthru",
+            "no-config",
+            "one-file-system",
+            "binary",
+            "crlf",
+            "include-zero",
+            "max-columns-preview",
+            "no-unicode",
+            "auto-hybrid-regex",
+            "glob-case-insensitive",
+            "sort-files",
+        ],
+        long_with_value: &[
+            "regexp",
+            "file",
+            "glob",
+            "iglob",
+            "type",
+            "type-not",
+            "type-add",
+            "type-clear",
+            "max-count",
+            "max-depth",
+            "max-columns",
+            "max-filesize",
+            "after-context",
+            "before-context",
+            "context",
+            "color",
+            "colors",
+            "sort",
+            "sortr",
+            "encoding",
+            "engine",
+            "replace",
+            "threads",
+            "path-separator",
+            "context-separator",
+            "field-match-separator",
+            "field-context-separator",
+            "dfa-size-limit",
+            "regex-size-limit",
+        ],
+        short: "abcFHiIlLnNopPqsSuUvwx0.",
+        short_with_value: "ABCdeEfgjmMrtT",
+        digits: false,
+        positional: Positional::Any,
+        script: None,
+        value_check: None,
+    },
+    Table {
+        command: &["tar"],
+        // Listing only. Not here: every other mode (-c, -x, -r, -u, -A,
+        // --delete: they write), --to-command, -I / --use-compress-program,
+        // --checkpoint-action, -F / --info-script, --rsh-command (run
+        // programs); an archive name with `:` (a remote archive, reached
+        // through rsh) is refused by the value check.
+        long: &[
+            "list",
+            "verbose",
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "xz",
+            "lzma",
+            "lzip",
+            "lzop",
+            "zstd",
+            "auto-compress",
+            "to-stdout",
+            "numeric-owner",
+            "full-time",
+            "utc",
+            "wildcards",
+            "no-wildcards",
+            "anchored",
+            "no-anchored",
+            "ignore-case",
+            "no-ignore-case",
+            "show-transformed-names",
+            "totals",
+            "ignore-zeros",
+        ],
+        long_with_value: &["file", "directory", "exclude", "blocking-factor", "occurrence"],
+        short: "tvzjJaOi",
+        short_with_value: "fCb",
+        digits: false,
+        positional: Positional::Bundled,
+        script: None,
+        value_check: Some(tar_value),
+    },
+    awk_table(&["awk"]),
+    awk_table(&["gawk"]),
+    awk_table(&["mawk"]),
+    awk_table(&["nawk"]),
+    Table {
+        command: &["uniq"],
+        long: &["count", "repeated", "all-repeated", "unique", "ignore-case", "zero-terminated", "group"],
+        long_with_value: &["skip-fields", "skip-chars", "check-chars", "all-repeated", "group"],
+        short: "cdDuiz",
+        short_with_value: "fsw",
+        digits: false,
+        // `uniq IN OUT` writes OUT.
+        positional: Positional::AtMost(1),
+        script: None,
+        value_check: None,
     },
 ];
+
+/// The `sed` script language.
+const SED: Script = Script { language: "sed", long: &["expression"], short: "e", check: sed_script };
+/// The `awk` program language.
+const AWK: Script = Script { language: "awk", long: &["source"], short: "e", check: awk_script };
+
+/// The table of `grep` and its old names: every option only reads (none
+/// writes or runs a program), but an unknown one still fails closed.
+const fn grep_table(command: &'static [&'static str]) -> Table {
+    Table {
+        command,
+        long: &[
+            "extended-regexp",
+            "fixed-strings",
+            "basic-regexp",
+            "perl-regexp",
+            "ignore-case",
+            "no-ignore-case",
+            "invert-match",
+            "word-regexp",
+            "line-regexp",
+            "count",
+            "files-with-matches",
+            "files-without-match",
+            "line-number",
+            "no-filename",
+            "with-filename",
+            "only-matching",
+            "quiet",
+            "silent",
+            "no-messages",
+            "recursive",
+            "dereference-recursive",
+            "null",
+            "null-data",
+            "text",
+            "byte-offset",
+            "binary",
+            "initial-tab",
+            "color",
+            "colour",
+            "line-buffered",
+            "unix-byte-offsets",
+        ],
+        long_with_value: &[
+            "regexp",
+            "file",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "color",
+            "colour",
+            "include",
+            "exclude",
+            "exclude-dir",
+            "exclude-from",
+            "label",
+            "binary-files",
+            "directories",
+            "devices",
+            "group-separator",
+        ],
+        short: "EFGPivwxyclLnhHoqsrRzZabTUIu",
+        short_with_value: "efmABCdD",
+        digits: true,
+        positional: Positional::Any,
+        script: None,
+        value_check: None,
+    }
+}
+
+/// The table of `awk` and its implementations. Not here: -f / --file (a
+/// program this check cannot read), -i / --include and -l / --load (gawk
+/// loads source or a shared object), and gawk's -d, -o, -p and -D (write
+/// files or start a debugger).
+const fn awk_table(command: &'static [&'static str]) -> Table {
+    Table {
+        command,
+        long: &["posix", "traditional", "sandbox", "csv", "characters-as-bytes", "re-interval", "no-optimize"],
+        long_with_value: &["field-separator", "assign", "source"],
+        short: "",
+        short_with_value: "Fve",
+        digits: false,
+        positional: Positional::Script,
+        script: Some(&AWK),
+        value_check: None,
+    }
+}
+
+/// `tar`'s archive name: one with `:` before any `/` names a remote
+/// archive (`host:file`), which tar reaches by running rsh.
+fn tar_value(option: &str, value: &str) -> Result<(), String> {
+    if matches!(option, "-f" | "--file") && value.split('/').next().is_some_and(|first| first.contains(':')) {
+        return Err(format!(
+            "`tar {option} {value}` names a remote archive, which tar reaches by running rsh: a rule must name it"
+        ));
+    }
+    Ok(())
+}
 
 /// The table for a command whose words are `words` (its program's
 /// basename first), and how many words name the command.
@@ -359,8 +665,8 @@ pub(super) fn check(table: &Table, rest: &[Option<String>], named: &[String]) ->
     let cmd = table.command.join(" ");
     let mut i = 0;
     let mut options_done = false;
-    let mut script_seen = false;
-    let mut expression_given = false;
+    let mut script_given = false;
+    let mut positionals = 0usize;
     while i < rest.len() {
         let Some(word) = rest[i].as_deref() else {
             return Err(format!("an argument of `{cmd}` is known only when it runs (it could be any option)"));
@@ -380,92 +686,111 @@ pub(super) fn check(table: &Table, rest: &[Option<String>], named: &[String]) ->
             };
             let plain = table.long.contains(&name);
             let valued = table.long_with_value.contains(&name);
-            match (value, plain, valued) {
-                (Some(v), _, true) => {
-                    if name == "expression" {
-                        expression_given = true;
-                        check_sed(table, v)?;
-                    }
-                }
-                (None, true, _) => {}
+            let value = match (value, plain, valued) {
+                (Some(v), _, true) => Some(Some(v.to_string())),
+                (None, true, _) => continue,
                 (None, false, true) => {
                     // The value is the next word.
-                    let v = rest.get(i).cloned();
                     i += 1;
-                    if name == "expression" {
-                        expression_given = true;
-                        check_sed_word(table, v)?;
-                    }
+                    rest.get(i - 1).cloned()
                 }
                 _ => return Err(not_known(&cmd, &format!("--{name}"))),
-            }
+            };
+            let is_script = table.script.is_some_and(|s| s.long.contains(&name));
+            script_given |= is_script;
+            check_value(table, &format!("--{name}"), value, is_script)?;
             continue;
         }
-        if !options_done && word.len() > 1 && word.starts_with('-') {
-            let flags = &word[1..];
+        let bundled = positionals == 0 && matches!(table.positional, Positional::Bundled) && i == 1;
+        if (!options_done && word.len() > 1 && word.starts_with('-')) || bundled {
+            let flags = word.strip_prefix('-').unwrap_or(word);
             if table.digits && flags.chars().all(|c| c.is_ascii_digit()) {
                 continue;
             }
+            let mut valued = 0;
             for (k, c) in flags.char_indices() {
                 if table.short.contains(c) {
                     continue;
                 }
                 if table.short_with_value.contains(c) {
                     let attached = &flags[k + c.len_utf8()..];
-                    let value = if attached.is_empty() {
-                        let v = rest.get(i).cloned();
+                    let value = if attached.is_empty() || bundled {
+                        // Old style (`tar tvf a.tar`): each flag that takes a
+                        // value takes the next word, in order.
                         i += 1;
-                        v
+                        rest.get(i - 1).cloned()
                     } else {
                         Some(Some(attached.to_string()))
                     };
-                    if c == 'e' && matches!(table.positional, Positional::SedScript) {
-                        expression_given = true;
-                        check_sed_word(table, value)?;
+                    let is_script = table.script.is_some_and(|s| s.short.contains(c));
+                    script_given |= is_script;
+                    check_value(table, &format!("-{c}"), value, is_script)?;
+                    valued += 1;
+                    if !bundled {
+                        break;
                     }
-                    break;
+                    continue;
                 }
                 return Err(not_known(&cmd, &format!("-{c}")));
             }
+            if bundled && valued > 1 {
+                return Err(format!("`{cmd} {word}` takes several values in the old style, which wrepl does not follow: a rule must name it"));
+            }
             continue;
         }
+        positionals += 1;
         match table.positional {
-            Positional::Any => {}
+            Positional::Any | Positional::Bundled => {}
             Positional::None => {
                 return Err(format!(
                     "`{cmd} {word}` is not a read-only use of `{cmd}` (an argument there makes it write): a rule \
                      must name it"
                 ))
             }
-            Positional::SedScript if !script_seen && !expression_given => {
-                script_seen = true;
-                sed_script(word).map_err(|why| format!("the sed script `{word}` {why}: a rule must name it"))?;
+            Positional::AtMost(n) if positionals > n => {
+                return Err(format!(
+                    "`{cmd}` with more than {n} argument(s) writes to the last one (`{word}`): a rule must name it"
+                ))
             }
-            Positional::SedScript => {}
+            Positional::AtMost(_) => {}
+            Positional::Script if !script_given => {
+                script_given = true;
+                if let Some(script) = table.script {
+                    (script.check)(word)
+                        .map_err(|why| format!("the {} script `{word}` {why}: a rule must name it", script.language))?;
+                }
+            }
+            Positional::Script => {}
         }
     }
     Ok(())
 }
 
-/// [`check_sed`] of an option's value word: `None` when there is none (sed
-/// refuses that itself), `Some(None)` when it is known only when the
-/// command runs (refused: it could be any script).
-fn check_sed_word(table: &Table, word: Option<Option<String>>) -> Result<(), String> {
-    match word {
+/// An option's value: `None` when there is none (the command refuses that
+/// itself), `Some(None)` when it is known only when the command runs. A
+/// script value is checked by the table's script checker (one known only
+/// at run time could be any script); any value by the table's value check.
+fn check_value(table: &Table, option: &str, value: Option<Option<String>>, is_script: bool) -> Result<(), String> {
+    let language = table.script.map_or("", |s| s.language);
+    match value {
         None => Ok(()),
-        Some(None) if matches!(table.positional, Positional::SedScript) => {
-            Err("a sed script known only when the command runs could do anything: a rule must name it".into())
+        Some(None) if is_script => {
+            Err(format!("a {language} script known only when the command runs could do anything: a rule must name it"))
+        }
+        Some(None) if table.value_check.is_some() => {
+            Err(format!("the value of `{option}` is known only when the command runs: a rule must name it"))
         }
         Some(None) => Ok(()),
-        Some(Some(script)) => check_sed(table, &script),
+        Some(Some(v)) => {
+            if let (true, Some(script)) = (is_script, table.script) {
+                (script.check)(&v).map_err(|why| format!("the {language} script `{v}` {why}: a rule must name it"))?;
+            }
+            match table.value_check {
+                Some(f) => f(option, &v),
+                None => Ok(()),
+            }
+        }
     }
-}
-
-fn check_sed(table: &Table, script: &str) -> Result<(), String> {
-    if matches!(table.positional, Positional::SedScript) {
-        sed_script(script).map_err(|why| format!("the sed script `{script}` {why}: a rule must name it"))?;
-    }
-    Ok(())
 }
 
 fn not_known(cmd: &str, option: &str) -> String {
@@ -565,6 +890,107 @@ pub(super) fn sed_script(script: &str) -> Result<(), String> {
     }
 }
 
+/// Whether an `awk` program only reads its input and prints to standard
+/// output. Outside string and regex literals and comments, refused are:
+/// `system` (runs a command), a single `|` (a pipe to or from a command;
+/// `||` is the logical or), `>` and `>>` (output to a file; a comparison
+/// `a > b` too, which this scanner does not tell apart, while `>=` passes),
+/// `getline` (reads commands or other files), `close`, `fflush`, and `@`
+/// (gawk's `@load`, `@include` and indirect calls).
+pub(super) fn awk_script(script: &str) -> Result<(), String> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    // Whether a `/` here starts a regex (no operand just before it).
+    let mut operand_before = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return Err("has an unterminated string".into());
+                }
+                i += 1;
+                operand_before = true;
+            }
+            '/' if !operand_before => {
+                i += 1;
+                let mut class = false;
+                while i < chars.len() && (chars[i] != '/' || class) {
+                    match chars[i] {
+                        '\\' => i += 1,
+                        '[' => class = true,
+                        ']' => class = false,
+                        '\n' => return Err("has a line break inside a regex".into()),
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return Err("has an unterminated regex".into());
+                }
+                i += 1;
+                operand_before = true;
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '|' if chars.get(i + 1) == Some(&'|') => {
+                i += 2;
+                operand_before = false;
+            }
+            '|' => return Err("pipes to or from a command (`|`)".into()),
+            '>' if chars.get(i + 1) == Some(&'=') => {
+                i += 2;
+                operand_before = false;
+            }
+            '>' => return Err("has `>`, which writes a file after print (write a comparison as `<` or `>=`)".into()),
+            '@' => return Err("uses `@` (gawk's @load, @include or an indirect call)".into()),
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                match word.as_str() {
+                    "system" => return Err("runs a command (`system`)".into()),
+                    "getline" => return Err("reads a command's output or another file (`getline`)".into()),
+                    "close" | "fflush" => return Err(format!("uses `{word}`, which acts on commands and files")),
+                    _ => {}
+                }
+                // Keywords after which an expression (so a regex) may follow.
+                operand_before =
+                    !matches!(word.as_str(), "print" | "printf" | "return" | "in" | "case" | "do" | "else");
+            }
+            c if c.is_ascii_digit() || c == '.' => {
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                    i += 1;
+                }
+                operand_before = true;
+            }
+            ')' | ']' | '$' => {
+                i += 1;
+                // `$` is followed by its operand; `)` and `]` end one.
+                operand_before = c != '$';
+            }
+            c if c.is_whitespace() && c != '\n' => i += 1,
+            _ => {
+                i += 1;
+                operand_before = false;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -591,6 +1017,19 @@ mod tests {
             "sort -rn -k 2 -t , data.csv",
             "sed -n 1,5p f.txt",
             "sed -E -e s/a+/b/g -e /x/d f.txt",
+            "grep -rn -e TODO --include=*.rs src",
+            "grep -C3 -i needle f.txt",
+            "egrep -c x f",
+            "rg -n --hidden -g *.rs -t rust needle",
+            "rg --files --sort path",
+            "tar -tvf a.tar",
+            "tar tvf a.tar member",
+            "tar --list --file=a.tar.gz -z",
+            "tar -tzf dir/a:b.tgz",
+            "awk -F, {print $1} data.csv",
+            "awk -v n=2 NR>=n{print} f",
+            "gawk --source {print} f",
+            "uniq -c in.txt",
         ] {
             assert_eq!(verdict(ok), Ok(()), "{ok}");
         }
@@ -608,6 +1047,31 @@ mod tests {
             ("sed -f script.sed f", "`-f`"),
             ("git branch evil", "git branch evil"),
             ("git branch -D main", "`-D`"),
+            ("grep --frobnicate x", "`--frobnicate`"),
+            ("rg --pre sh needle", "`--pre`"),
+            ("rg --pre=./x needle", "`--pre`"),
+            ("rg -z needle", "`-z`"),
+            ("rg --search-zip needle", "`--search-zip`"),
+            ("rg --hostname-bin ./x needle", "`--hostname-bin`"),
+            ("tar -xf a.tar", "`-x`"),
+            ("tar xf a.tar", "`-x`"),
+            ("tar -cf a.tar dir", "`-c`"),
+            ("tar -tf a.tar --to-command=sh", "`--to-command`"),
+            ("tar -t -I sh -f a.tar", "`-I`"),
+            ("tar -tf host:a.tar", "remote archive"),
+            ("tar --list --file evil:x", "remote archive"),
+            ("tar -t --checkpoint-action=exec=sh -f a", "`--checkpoint-action`"),
+            ("tar tfC a.tar dir", "several values"),
+            ("awk BEGIN{system(\"id\")}", "runs a command"),
+            ("awk {print>\"out\"} f", "writes a file"),
+            ("awk {print|\"sh\"} f", "pipes"),
+            ("awk BEGIN{\"id\"|getline}", "pipes"),
+            ("awk -f prog.awk f", "`-f`"),
+            ("gawk -l ext f", "`-l`"),
+            ("gawk -i inc f", "`-i`"),
+            ("gawk -o out {print} f", "`-o`"),
+            ("gawk --source BEGIN{system(\"id\")}", "runs a command"),
+            ("uniq in.txt out.txt", "writes to the last one"),
         ] {
             let e = verdict(bad).expect_err(bad);
             assert!(e.contains(named), "{bad}: {e}");
@@ -631,6 +1095,44 @@ mod tests {
         // Other programs have no table (the word match decides).
         assert!(table_for(&words("ls -la")).is_none());
         assert!(table_for(&words("git push --force")).is_none());
+    }
+
+    #[test]
+    fn awk_programs_that_write_or_run_are_refused() {
+        for ok in [
+            "{print $1}",
+            "NR>=2 {print}",
+            "$3 < 10 {s += $3} END {print s}",
+            "/a|b/ {print}",
+            "{print \"a > b | c\"}",
+            "BEGIN {FS=\",\"} {n[$1]++} END {for (k in n) print k, n[k]}",
+            "# a comment with system and > in it\n{print}",
+            "{print $1 / 2}",
+            "length($0) > 0 || NF == 0 {print}",
+            "$1 ~ /x[/]y/",
+            "{x = y / 2 / 3}",
+        ] {
+            // `>` alone is refused even as a comparison; everything else passes.
+            let want = if ok.contains(") > 0") { Err(()) } else { Ok(()) };
+            assert_eq!(awk_script(ok).map_err(drop), want, "{ok}");
+        }
+        for bad in [
+            "BEGIN {system(\"id\")}",
+            "{print > \"out\"}",
+            "{print >> \"out\"}",
+            "{print | \"sh\"}",
+            "{print |& \"sh\"}",
+            "BEGIN {\"id\" | getline x}",
+            "BEGIN {getline < \"/etc/passwd\"}",
+            "BEGIN {close(\"x\")}",
+            "@load \"filefuncs\"",
+            "BEGIN {f = \"system\"; @f(\"id\")}",
+            "{print \"unterminated}",
+            "/unterminated",
+            "{printf \"%s\", $1 > \"/dev/stderr\"}",
+        ] {
+            assert!(awk_script(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
