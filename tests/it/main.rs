@@ -32,6 +32,7 @@ mod repl_semantics;
 mod resilience;
 mod sessions;
 mod shell_rules;
+mod slot_reuse;
 mod snapshots;
 mod telemetry;
 mod terminal;
