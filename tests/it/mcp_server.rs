@@ -209,6 +209,10 @@ async fn stdio_session_end_to_end() {
     let r = call(&service, "repl", json!({"code": "x + y"})).await;
     assert_eq!(structured(&r)["result"], json!(42), "{r:?}");
     assert_eq!(text(&r), "42");
+    // A 2025-11-25 connection continues its own context: the handle is in
+    // structuredContent, and no `[context: …]` line is added to the text.
+    assert!(structured(&r)["context"].is_string(), "{r:?}");
+    assert!(!format!("{:?}", r.content).contains("[context:"), "{r:?}");
 
     // progress: an inner call reports start/executing/complete on the outer call's token
     std::fs::write(dir.path().join("a.md"), "hello").unwrap();
@@ -837,4 +841,33 @@ async fn sync_settle_hook_can_withhold_a_result() {
     assert!(t.contains("withheld") && t.contains("classified data"), "{t}");
     assert!(r.structured_content.is_none(), "the withheld result must not leak: {r:?}");
     service.cancel().await.unwrap();
+}
+
+/// Without a store, a 2025-11-25 session's context ends with the session:
+/// its handle then says the context was closed (not that it expired).
+#[tokio::test]
+async fn a_closed_sessions_handle_says_closed() {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = spawn_http(dir.path(), "127.0.0.1:0", &[], &[]).await.expect("wrepl serve --http");
+    let token = s.token.clone().expect("a generated token");
+    let first = client(true, "x").serve(http_transport(&s.url, &token)).await.unwrap();
+    let r = call(&first, "repl", json!({"code": "let v = 1; v"})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "{r:?}");
+    let handle = structured(&r)["context"].as_str().expect("a handle").to_string();
+    first.cancel().await.unwrap();
+    let second = client(true, "x").serve(http_transport(&s.url, &token)).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let said = loop {
+        let r = call(&second, "repl", json!({"code": "v", "context": handle})).await;
+        let t = text(&r);
+        if r.is_error == Some(true) && !t.contains("busy") {
+            break t;
+        }
+        assert!(std::time::Instant::now() < deadline, "the closed session's context still answers: {r:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(said.contains("context closed") && !said.contains("expired"), "{said}");
+    second.cancel().await.unwrap();
+    s.child.kill().await.unwrap();
 }

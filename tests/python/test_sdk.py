@@ -20,8 +20,9 @@ In every configuration:
   1. persistence: `let x = 41`, then `x + 1` == 42. At 2026-07-28 the second
      call passes the handle from structuredContent["context"] (and a call
      without it runs in a fresh context); legacy reuses the connection's
-     context without a handle. The text content's last line is
-     `[context: HANDLE]`, matching structuredContent["context"].
+     context without a handle. At 2026-07-28 the text content's last line is
+     `[context: HANDLE]`, matching structuredContent["context"]; a legacy
+     result has no such line.
   2. progress: `(await gl('*')).length` with a progress_callback receives
      notifications/progress, including the inner Glob call's `start` and
      `complete` ones, before the result (5 calls, as losing them is a race).
@@ -285,14 +286,18 @@ def sc(result: types.CallToolResult) -> dict[str, Any]:
     return result.structured_content  # type: ignore[return-value]
 
 
-def ok_result(result: types.CallToolResult, what: str) -> dict[str, Any]:
+def ok_result(cfg: "Config", result: types.CallToolResult, what: str) -> dict[str, Any]:
     expect(not result.is_error, f"{what}: unexpected isError: {short(result)}")
     s = sc(result)
     expect(s.get("error") is None, f"{what}: script error {s.get('error')!r}")
     handle = s.get("context")
     expect(isinstance(handle, str) and handle != "", f"{what}: no context handle in structuredContent")
     last = text_of(result).rstrip("\n").split("\n")[-1]
-    expect(last == f"[context: {handle}]", f"{what}: text does not end with '[context: {handle}]': {last!r}")
+    if not cfg.legacy:
+        expect(last == f"[context: {handle}]", f"{what}: text does not end with '[context: {handle}]': {last!r}")
+    else:
+        # 2025-11-25: the connection continues its own context; no handle line.
+        expect("[context:" not in text_of(result), f"{what}: a 2025-11-25 result names a handle: {last!r}")
     return s
 
 
@@ -305,16 +310,16 @@ async def repl(client: Client, code: str, context: str | None = None, **kw: Any)
 
 
 async def check_persistence(cfg: Config, client: Client) -> None:
-    s1 = ok_result(await repl(client, "let x = 41"), "let x = 41")
+    s1 = ok_result(cfg, await repl(client, "let x = 41"), "let x = 41")
     handle = s1["context"]
     if cfg.legacy:
-        s2 = ok_result(await repl(client, "x + 1"), "x + 1")
+        s2 = ok_result(cfg, await repl(client, "x + 1"), "x + 1")
         expect(s2["result"] == 42, f"legacy: `x + 1` on the same connection gave {s2['result']!r}, expected 42")
         passed(cfg.label, "persistence: `let x = 41` then `x + 1` == 42 on the same connection")
     else:
-        s2 = ok_result(await repl(client, "x + 1", context=handle), "x + 1 (with handle)")
+        s2 = ok_result(cfg, await repl(client, "x + 1", context=handle), "x + 1 (with handle)")
         expect(s2["result"] == 42, f"`x + 1` with the handle gave {s2['result']!r}, expected 42")
-        s3 = ok_result(await repl(client, "typeof x"), "typeof x (no handle)")
+        s3 = ok_result(cfg, await repl(client, "typeof x"), "typeof x (no handle)")
         expect(s3["result"] == "undefined", f"a call without `context` saw x: typeof x == {s3['result']!r}")
         expect(s3["context"] != handle, "a call without `context` returned the same handle as the earlier context")
         passed(cfg.label, "persistence: `x + 1` == 42 via the context handle; no handle = fresh context")
@@ -338,7 +343,7 @@ async def check_progress(cfg: Config, client: Client) -> None:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             events.append((progress, total, message))
 
-        s = ok_result(await repl(client, "(await gl('*')).length", progress_callback=on_progress), "gl progress")
+        s = ok_result(cfg, await repl(client, "(await gl('*')).length", progress_callback=on_progress), "gl progress")
         expect(isinstance(s["result"], int), f"`(await gl('*')).length` gave {s['result']!r}")
         calls = [c for c in s.get("calls", []) if c.get("type") == "tool_use"]
         expect(any(c.get("name") == "Glob" for c in calls), f"no Glob call recorded: {s.get('calls')!r}")
@@ -369,7 +374,7 @@ async def check_progress(cfg: Config, client: Client) -> None:
 
 async def check_sampling(cfg: Config, client: Client) -> None:
     cfg.peer.reset()
-    s = ok_result(await repl(client, "await haiku('Reply with the word pong.')"), "haiku")
+    s = ok_result(cfg, await repl(client, "await haiku('Reply with the word pong.')"), "haiku")
     expect(s["result"] == SAMPLE_REPLY, f"haiku returned {s['result']!r}, expected {SAMPLE_REPLY!r}")
     expect(
         any("Reply with the word pong." in t for t in cfg.peer.samples),
@@ -381,7 +386,7 @@ async def check_sampling(cfg: Config, client: Client) -> None:
 async def check_elicitation(cfg: Config, client: Client) -> None:
     path = os.path.join(cfg.root, "a.txt")
     cfg.peer.reset(approve=True)
-    s = ok_result(await repl(client, "await put('a.txt', 'x')"), "put (accepted)")
+    s = ok_result(cfg, await repl(client, "await put('a.txt', 'x')"), "put (accepted)")
     expect(any(t == "Write" for t, _ in cfg.peer.elicitations), f"no Write elicitation: {cfg.peer.elicitations!r}")
     expect(os.path.exists(path), f"put was approved but {path} does not exist (result {s['result']!r})")
     with open(path) as f:
@@ -405,7 +410,7 @@ async def check_registered(cfg: Config, client: Client) -> None:
         "registerTool('dbl', 'Doubles n', {type: 'object', properties: {n: {type: 'number'}}, required: ['n']},"
         " async ({n}) => n * 2)"
     )
-    s = ok_result(await repl(client, code), "registerTool")
+    s = ok_result(cfg, await repl(client, code), "registerTool")
     expect(name in (s.get("new_tools") or []), f"registerTool did not report {name}: {s.get('new_tools')!r}")
     with anyio.fail_after(STEP_TIMEOUT):
         tools = await client.list_tools(cache_mode="refresh")
@@ -425,7 +430,7 @@ async def check_registered(cfg: Config, client: Client) -> None:
 
 
 async def check_cancellation(cfg: Config, client: Client) -> None:
-    s = ok_result(await repl(client, "let q = 1"), "let q = 1")
+    s = ok_result(cfg, await repl(client, "let q = 1"), "let q = 1")
     handle = None if cfg.legacy else s["context"]
     code = (
         "await new Promise(r => setTimeout(r, 2500)); globalThis.late = 1;"
@@ -438,12 +443,12 @@ async def check_cancellation(cfg: Config, client: Client) -> None:
     if not scope.cancelled_caught:
         raise CheckFailed(f"the 60 s call was not cancelled; it returned {short(returned)}")
     with anyio.fail_after(20):
-        s2 = ok_result(await repl(client, "q + 1", context=handle), "q + 1 after cancel")
+        s2 = ok_result(cfg, await repl(client, "q + 1", context=handle), "q + 1 after cancel")
     expect(s2["result"] == 2, f"the context after the cancel gave q + 1 == {s2['result']!r}")
     elapsed = time.monotonic() - started
     expect(elapsed < 10, f"the call after the cancel took until {elapsed:.1f}s: the evaluation kept the context busy")
     await anyio.sleep(max(0.0, started + 4.0 - time.monotonic()))
-    s3 = ok_result(await repl(client, "typeof globalThis.late", context=handle), "typeof late")
+    s3 = ok_result(cfg, await repl(client, "typeof globalThis.late", context=handle), "typeof late")
     expect(
         s3["result"] == "undefined",
         f"the cancelled evaluation kept running: globalThis.late is {s3['result']!r} 4 s later",
@@ -464,6 +469,32 @@ async def check_errors(cfg: Config, client: Client) -> None:
             r = await client.call_tool("repl", bad)
         expect(r.is_error is True, f"repl with bad arguments {bad!r} did not give isError: {short(r)}")
     passed(cfg.label, "errors: repl with bad arguments gives isError")
+
+
+async def check_async_mode(binary: str, workdir: str) -> None:
+    """`serve --async` (2025-11-25): the queued result and the polled result both pass the SDK's
+    check of structuredContent against the repl tool's outputSchema."""
+    root = os.path.join(workdir, "async-root")
+    os.makedirs(root)
+    label = "stdio/async legacy"
+    async with AsyncExitStack() as stack:
+        errlog = stack.enter_context(open(os.path.join(workdir, "async.stderr"), "a"))
+        transport = stdio_client(
+            StdioServerParameters(command=binary, args=["serve", "--async", "--root", root]), errlog=errlog
+        )
+        client = await stack.enter_async_context(Client(transport, read_timeout_seconds=STEP_TIMEOUT, mode="legacy"))
+        with anyio.fail_after(STEP_TIMEOUT):
+            tools = await client.list_tools()
+        schema = next(t.output_schema for t in tools.tools if t.name == "repl")
+        expect(isinstance(schema, dict) and "anyOf" in schema, f"the async repl tool's outputSchema: {schema!r}")
+        with anyio.fail_after(STEP_TIMEOUT):
+            queued = await client.call_tool("repl", {"code": "1 + 2"})
+        s = sc(queued)
+        expect(not queued.is_error and isinstance(s.get("eval_id"), str), f"queued: {short(queued)}")
+        with anyio.fail_after(STEP_TIMEOUT):
+            done = await client.call_tool("repl_result", {"eval_id": s["eval_id"], "wait_ms": 30000})
+        expect(sc(done).get("result") == 3, f"the polled result: {short(done)}")
+    passed(label, "async: the queued and the polled results match the declared outputSchema")
 
 
 async def run_config(cfg: Config) -> None:
@@ -489,7 +520,7 @@ async def check_mrtr_restart(cfg: Config) -> None:
     first_server = cfg.servers[-1]
     async with AsyncExitStack() as stack:
         client = await cfg.client(stack, first_server.url, elicitation=no_elicitation)
-        s = ok_result(await repl(client, "let keep = 'persisted'"), "let keep")
+        s = ok_result(cfg, await repl(client, "let keep = 'persisted'"), "let keep")
         handle = s["context"]
         with anyio.fail_after(STEP_TIMEOUT):
             first = await client.session.call_tool("repl", args, allow_input_required=True)
@@ -527,14 +558,14 @@ async def check_mrtr_restart(cfg: Config) -> None:
             )
         expect(isinstance(final, types.CallToolResult), f"the retry on the new server did not complete: {short(final)}")
         assert isinstance(final, types.CallToolResult)
-        s = ok_result(final, "MRTR retry")
+        s = ok_result(cfg, final, "MRTR retry")
         expect(s["result"] == 7, f"the retried call gave {s['result']!r}, expected 7")
         expect(os.path.exists(path), "the retried call completed but m.txt was not written")
         with open(path) as f:
             expect(f.read() == "from-round-two", "m.txt has the wrong content")
         passed(cfg.label, "MRTR across a restart: input_required from server 1, answered retry completed on server 2")
 
-        s2 = ok_result(await repl(client, "keep", context=handle), "keep on the restarted server")
+        s2 = ok_result(cfg, await repl(client, "keep", context=handle), "keep on the restarted server")
         expect(s2["result"] == "persisted", f"the handle from server 1 gave keep == {s2['result']!r} on server 2")
         passed(cfg.label, "store: a context handle from the killed server continues on the restarted one")
 
@@ -558,6 +589,8 @@ async def main(binary: str) -> int:
     ]
     current: Config | None = None
     try:
+        with anyio.fail_after(120):
+            await check_async_mode(binary, workdir)
         for cfg in configs:
             current = cfg
             with anyio.fail_after(300):  # overall bound per configuration; each step has its own ≤ 60 s bound

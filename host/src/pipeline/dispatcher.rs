@@ -229,6 +229,14 @@ impl Dispatcher {
         b
     }
 
+    /// The allow rules in force (the settings', the flags' and those
+    /// granted since), as written.
+    pub fn allow_rules(&self) -> Vec<String> {
+        let mut rules = self.p.rules.allow_rules();
+        rules.extend(self.p.granted.read().unwrap_or_else(|p| p.into_inner()).allow_rules());
+        rules
+    }
+
     /// The tools.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
         self.p.tools.values().map(|r| &r.tool)

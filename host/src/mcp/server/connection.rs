@@ -476,8 +476,11 @@ async fn run_call(
                 .all(|b| b.verdict != crate::replay::player::Verdict::Drift && b.outcome_unknown.is_empty());
         opts.continues.is_none() && !released && !(shared && clean)
     });
+    // The handle's text line is for clients that name contexts by handle
+    // (2026-07-28); a 2025-11-25 connection continues its own context.
+    let line = lock(&ctx.link).as_ref().is_some_and(|l| l.round.is_some());
     match call {
-        Call::Repl { code } => run_repl(repl, restore, &code, opts, text_cap, &ctx.handle).await,
+        Call::Repl { code } => run_repl(repl, restore, &code, opts, text_cap, (&ctx.handle, line)).await,
         Call::Registered { name, input } => {
             // A registered tool always asks first: over multi round-trip
             // requests the call stops for the answer, and its retry rebuilds
@@ -491,7 +494,7 @@ async fn run_call(
             let defs = new_definitions(repl, &r);
             let settled = Settled { result: r, restore, new_tools: defs };
             let mut out = outer_result(&format!("{REGISTERED_PREFIX}{name}"), &settled, text_cap);
-            attach_handle(&mut out, &ctx.handle);
+            attach_handle(&mut out, &ctx.handle, line);
             Ok(out)
         }
     }
@@ -507,7 +510,7 @@ async fn run_repl(
     code: &str,
     opts: EvalOptions,
     text_cap: usize,
-    handle: &str,
+    (handle, line): (&str, bool),
 ) -> Result<CallToolResult, ReplError> {
     let dispatcher = repl.dispatcher().clone();
     let call = FrontCall {
@@ -536,7 +539,7 @@ async fn run_repl(
     let new_tools = new_definitions(repl, &r);
     let settled = Settled { result: r, restore, new_tools };
     let mut out = outer_result(&code, &settled, text_cap);
-    attach_handle(&mut out, handle);
+    attach_handle(&mut out, handle, line);
     let response = out.structured_content.clone().unwrap_or(Value::Null);
     let text = out.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<String>();
     let verdict = if settled.result.failed() { Err(text) } else { Ok((response, text)) };
@@ -551,11 +554,15 @@ async fn run_repl(
     })
 }
 
-/// Name the context in a result: `context` in `structuredContent`, and a
-/// last text line the model can copy.
-pub(super) fn attach_handle(out: &mut CallToolResult, handle: &str) {
+/// Name the context in a result: `context` in `structuredContent`, and,
+/// with `line` (a client that names contexts by handle), a last text line
+/// the model can copy.
+pub(super) fn attach_handle(out: &mut CallToolResult, handle: &str, line: bool) {
     if let Some(Value::Object(m)) = out.structured_content.as_mut() {
         m.insert("context".into(), Value::String(handle.to_string()));
+    }
+    if !line {
+        return;
     }
     let line = format!("\n[context: {handle}]");
     match out.content.first_mut().and_then(|c| c.as_text().map(|t| t.text.clone())) {

@@ -15,10 +15,20 @@ impl WreplServer {
         if !self.conn.options.repl_enabled {
             return tools;
         }
-        tools.push(results::repl_tool());
         let modern = is_modern(context);
         // Async mode needs a session to poll in: 2026-07-28 calls run synchronously.
-        if self.conn.options.async_mode && !modern {
+        let async_mode = self.conn.options.async_mode && !modern;
+        let facts = match self.conn.options.builder.dispatcher() {
+            Ok(d) => results::DescriptionFacts {
+                modern,
+                async_mode,
+                tools: d.tools().map(|t| t.name().to_string()).collect(),
+                rules: d.allow_rules(),
+            },
+            Err(_) => results::DescriptionFacts { modern, async_mode, ..Default::default() },
+        };
+        tools.push(if async_mode { results::repl_tool_async(&facts) } else { results::repl_tool(&facts) });
+        if async_mode {
             let schema = json!({
                 "type": "object",
                 "properties": {

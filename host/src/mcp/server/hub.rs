@@ -95,6 +95,20 @@ fn unknown_handle() -> String {
         .into()
 }
 
+/// Why a context that cannot come back is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gone {
+    /// Unused for longer than its lifetime.
+    Expired,
+    /// Dropped to stay within the live limits (count or memory).
+    Evicted,
+    /// Its connection (a 2025-11-25 session) ended: closed or disconnected.
+    Closed,
+}
+
+/// How many gone contexts' reasons are remembered.
+const MAX_GONE: usize = 4096;
+
 /// The server's contexts.
 pub(super) struct Hub {
     codec: RequestStateCodec,
@@ -106,6 +120,9 @@ pub(super) struct Hub {
     ttl: Duration,
     limits: LiveLimits,
     contexts: Arc<Mutex<HashMap<String, Arc<Ctx>>>>,
+    /// Why recently dropped contexts that cannot come back (no durable
+    /// store) are gone, by id: at most [`MAX_GONE`], oldest first out.
+    gone: Mutex<(HashMap<String, Gone>, std::collections::VecDeque<String>)>,
     /// Fires when some context's registered tools changed.
     pub(super) tools_changed: tokio::sync::broadcast::Sender<()>,
 }
@@ -133,7 +150,16 @@ impl Hub {
         let codec = RequestStateCodec::try_new(key)
             .map_err(|e| ServeError::Transport(format!("the request-state key is unusable: {e}")))?;
         let (tools_changed, _) = tokio::sync::broadcast::channel(16);
-        Ok(Self { codec, store, durable, ttl, limits, contexts: Arc::default(), tools_changed })
+        Ok(Self {
+            codec,
+            store,
+            durable,
+            ttl,
+            limits,
+            contexts: Arc::default(),
+            gone: Default::default(),
+            tools_changed,
+        })
     }
 
     /// Counts the live contexts (their instance in memory; a busy one
@@ -232,7 +258,19 @@ impl Hub {
             )
         };
         if !self.durable {
-            return Err(expired());
+            let why = lock(&self.gone).0.get(&id).copied().unwrap_or(Gone::Expired);
+            return Err(match why {
+                Gone::Expired => expired(),
+                Gone::Evicted => "context evicted: the server keeps a limited number of contexts in memory \
+                                  (--max-contexts, --max-context-memory) and, without a session store (--store), \
+                                  one it drops cannot come back; call repl without `context` to start a fresh \
+                                  context"
+                    .into(),
+                Gone::Closed => "context closed: the MCP session it belonged to ended (the client closed or lost \
+                                 its connection), and without a session store (--store) its state went with it; \
+                                 call repl without `context` to start a fresh context"
+                    .into(),
+            });
         }
         let exists = self.store.head(&id).map_err(|e| format!("session store: {e}"))?.is_some();
         let used = self.store.touched(&id).map_err(|e| format!("session store: {e}"))?;
@@ -269,7 +307,7 @@ impl Hub {
                 .map(|(k, _)| k.clone())
                 .collect();
             for k in expired {
-                dropped.extend(contexts.remove(&k));
+                dropped.extend(contexts.remove(&k).map(|c| (c, Gone::Expired)));
             }
             let memory = |c: &Arc<Ctx>| c.memory.load(std::sync::atomic::Ordering::Relaxed);
             let mut held: u64 = contexts.values().map(memory).sum();
@@ -284,14 +322,30 @@ impl Hub {
                     .map(|(k, _)| k.clone());
                 let Some(c) = oldest.and_then(|k| contexts.remove(&k)) else { break };
                 held = held.saturating_sub(memory(&c));
-                dropped.push(c);
+                dropped.push((c, Gone::Evicted));
             }
         }
-        for c in dropped {
+        for (c, why) in dropped {
             let id = c.id.clone();
             drop(c);
             if !self.durable {
                 let _ = self.store.delete(&id);
+                self.remember_gone(id, why);
+            }
+        }
+    }
+
+    /// Remember why the context `id` is gone (for the message its handle
+    /// gets), within [`MAX_GONE`].
+    fn remember_gone(&self, id: String, why: Gone) {
+        let mut gone = lock(&self.gone);
+        let (reasons, order) = &mut *gone;
+        if reasons.insert(id.clone(), why).is_none() {
+            order.push_back(id);
+        }
+        while order.len() > MAX_GONE {
+            if let Some(old) = order.pop_front() {
+                reasons.remove(&old);
             }
         }
     }
@@ -357,6 +411,7 @@ impl Hub {
         drop(ctx);
         if gone && !self.durable {
             let _ = self.store.delete(&id);
+            self.remember_gone(id, Gone::Closed);
         }
     }
 

@@ -36,24 +36,106 @@ pub(super) fn repl_schema() -> JsonObject {
     }
 }
 
-pub(super) const REPL_DESCRIPTION: &str = "Run JavaScript in a sealed, persistent QuickJS sandbox (WebAssembly). Variables survive between calls. \
-Tools are async globals: Read, Write, Edit, Bash, Glob, Grep (and mcp__server__tool for configured MCP servers), with \
-shorthands sh(cmd), cat(path), rg(pattern, opts), rgf(pattern), gl(glob), put(path, text), chdir(dir); haiku(prompt, schema?) \
-asks the model; registerTool(name, description, schema, handler) adds a tool (@PREFIX@<name>). Start independent \
-calls together and await them with Promise.all. No import/require, no network or filesystem except through the tools; \
-every call passes the permission pipeline. The result is the last expression's value (or the per-call object `o`). \
-Each result names its context in a last line `[context: HANDLE]`; pass that HANDLE as `context` in the next call to keep \
-your variables. A call without `context` starts a fresh, empty context.";
+/// Most characters of the `repl` tool's description: the tool and rule
+/// lists in it are cut to fit, with a count of what was left out.
+pub const MAX_REPL_DESCRIPTION: usize = 2000;
+
+/// What the `repl` tool's description says about one connection: its
+/// protocol revision, the tools its scripts can call and the rules that
+/// allow calls without asking.
+#[derive(Debug, Clone, Default)]
+pub(super) struct DescriptionFacts {
+    /// A client speaking 2026-07-28 (contexts named by handle).
+    pub(super) modern: bool,
+    /// Whether `repl` is async here (2025-11-25 with `--async`).
+    pub(super) async_mode: bool,
+    /// The tools' names.
+    pub(super) tools: Vec<String>,
+    /// The allow rules, as written.
+    pub(super) rules: Vec<String>,
+}
+
+/// `items` joined with ", " within `room` characters; those left out are
+/// counted (`… and 3 more`).
+fn listed(items: &[String], room: usize) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let more = format!(" … and {} more", items.len() - i);
+        let sep = if out.is_empty() { "" } else { ", " };
+        if out.chars().count() + sep.len() + item.chars().count() + more.len() > room && i + 1 < items.len() {
+            out.push_str(&more);
+            return out;
+        }
+        out.push_str(sep);
+        out.push_str(item);
+    }
+    out
+}
+
+/// The `repl` tool's description for one connection (at most
+/// [`MAX_REPL_DESCRIPTION`] characters).
+pub(super) fn repl_description(f: &DescriptionFacts) -> String {
+    let mut d =
+        String::from("Run JavaScript in a sealed QuickJS sandbox (WebAssembly) that calls many tools in one step. ");
+    let tools = if f.tools.is_empty() { "none".to_string() } else { listed(&f.tools, 500) };
+    d.push_str(&format!(
+        "Tools are async globals, each call passing the permission pipeline: {tools}. Shorthands: sh(cmd), \
+         cat(path), rg(pattern, opts), rgf(pattern), gl(glob), put(path, text), chdir(dir); fetch() goes through \
+         WebFetch; haiku(prompt, schema?) asks the model; registerTool(name, description, schema, handler) adds a \
+         tool ({REGISTERED_PREFIX}<name>). Start independent calls together and await them with Promise.all. No \
+         filesystem or network but through the tools. The result is the last expression's value. "
+    ));
+    let rules =
+        if f.rules.is_empty() { String::new() } else { format!("; and by these rules: {}", listed(&f.rules, 600)) };
+    d.push_str(&format!(
+        "Allowed without asking: reading inside the workspace (Read, Glob, Grep){rules}. Any other call asks the \
+         user when the client can be asked, and is refused otherwise. "
+    ));
+    d.push_str(match (f.modern, f.async_mode) {
+        (true, _) => {
+            "Each result names its context in a last line `[context: HANDLE]`: pass that HANDLE as `context` to \
+             keep your variables (a call without `context` starts a fresh, empty context; `fork` copies one)."
+        }
+        (false, true) => {
+            "Variables persist across calls on this connection. repl queues the evaluation and returns its \
+             eval_id; get the result with repl_result."
+        }
+        (false, false) => "Variables persist across calls on this connection.",
+    });
+    if d.chars().count() > MAX_REPL_DESCRIPTION {
+        d = d.chars().take(MAX_REPL_DESCRIPTION - 1).collect::<String>() + "…";
+    }
+    d
+}
 
 /// The `repl` tool: its input and output schemas and annotations (it runs
-/// arbitrary code, so it is neither read-only nor idempotent).
-pub(super) fn repl_tool() -> McpTool {
-    let mut t = tool_def(REPL_TOOL, &REPL_DESCRIPTION.replace("@PREFIX@", REGISTERED_PREFIX), repl_schema());
+/// arbitrary code, so it is neither read-only nor idempotent), described
+/// for one connection.
+pub(super) fn repl_tool(facts: &DescriptionFacts) -> McpTool {
+    let mut t = tool_def(REPL_TOOL, &repl_description(facts), repl_schema());
     if let Value::Object(o) = repl_output_schema() {
         t.output_schema = Some(Arc::new(o));
     }
     t.annotations =
         Some(rmcp::model::ToolAnnotations::new().read_only(false).idempotent(false).destructive(true).open_world(true));
+    t
+}
+
+/// The `repl` tool of a connection in async mode: a call returns either
+/// the queued evaluation's id and status or (a call naming a `context`)
+/// the result itself, so its output schema describes both shapes.
+pub(super) fn repl_tool_async(facts: &DescriptionFacts) -> McpTool {
+    let mut t = repl_tool(facts);
+    if let Value::Object(mut o) = repl_output_schema() {
+        let result_required = o.remove("required").unwrap_or_else(|| json!([]));
+        if let Some(Value::Object(props)) = o.get_mut("properties") {
+            props.insert("eval_id".into(), json!({"type": "string", "description": "The queued evaluation's id."}));
+            props.insert("status".into(), json!({"type": "string", "enum": ["queued", "running"]}));
+            props.insert("position".into(), json!({"type": "integer", "description": "Its place in the queue."}));
+        }
+        o.insert("anyOf".into(), json!([{"required": ["eval_id", "status"]}, {"required": result_required}]));
+        t.output_schema = Some(Arc::new(o));
+    }
     t
 }
 
@@ -368,4 +450,41 @@ pub fn outer_result(code: &str, settled: &Settled, text_cap: usize) -> CallToolR
         out.meta = Some(rmcp::model::MetaObject(meta));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_description_says_what_this_connection_has_within_its_size() {
+        let facts = DescriptionFacts {
+            modern: false,
+            async_mode: false,
+            tools: vec!["Bash".into(), "Read".into(), "mcp__gh__search".into()],
+            rules: vec!["Bash(git status:*)".into(), "Write(./src/**)".into()],
+        };
+        let d = repl_description(&facts);
+        for want in ["Bash, Read, mcp__gh__search", "Bash(git status:*), Write(./src/**)", "on this connection"] {
+            assert!(d.contains(want), "{want:?} in {d}");
+        }
+        assert!(!d.contains("[context:") && !d.contains("fresh, empty context"), "{d}");
+        let modern = repl_description(&DescriptionFacts { modern: true, ..facts.clone() });
+        assert!(modern.contains("[context: HANDLE]") && modern.contains("fresh, empty context"), "{modern}");
+        let queued = repl_description(&DescriptionFacts { async_mode: true, ..facts });
+        assert!(queued.contains("repl_result"), "{queued}");
+        // Many tools and rules: cut to fit, with a count of the rest.
+        let many = DescriptionFacts {
+            modern: true,
+            async_mode: false,
+            tools: (0..300).map(|i| format!("mcp__server__tool_{i}")).collect(),
+            rules: (0..300).map(|i| format!("Bash(command-{i}:*)")).collect(),
+        };
+        let d = repl_description(&many);
+        assert!(d.chars().count() <= MAX_REPL_DESCRIPTION, "{} characters", d.chars().count());
+        assert!(d.contains("more") && d.contains("[context: HANDLE]"), "{d}");
+        // Without rules, only the read-only defaults are named.
+        let none = repl_description(&DescriptionFacts::default());
+        assert!(none.contains("reading inside the workspace (Read, Glob, Grep). Any other call"), "{none}");
+    }
 }

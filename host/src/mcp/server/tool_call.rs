@@ -317,12 +317,12 @@ impl WreplServer {
                     "busy: this context is being served by {holder}; nothing was run; retry the call in a few seconds"
                 ));
                 r.structured_content = Some(json!({"busy": true, "retry_after_ms": BUSY_RETRY_AFTER_MS}));
-                connection::attach_handle(&mut r, &ctx.handle);
+                connection::attach_handle(&mut r, &ctx.handle, modern);
                 r.into()
             }
             Err(e) => {
                 let mut r = input_error(format!("wrepl: {e}"));
-                connection::attach_handle(&mut r, &ctx.handle);
+                connection::attach_handle(&mut r, &ctx.handle, modern);
                 r.into()
             }
         })

@@ -386,6 +386,11 @@ impl PermissionRules {
         Ok(())
     }
 
+    /// The allow rules, as written.
+    pub fn allow_rules(&self) -> Vec<String> {
+        self.allow.iter().map(|r| r.text.clone()).collect()
+    }
+
     /// True when there are no rules at all.
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
