@@ -871,3 +871,80 @@ async fn a_closed_sessions_handle_says_closed() {
     second.cancel().await.unwrap();
     s.child.kill().await.unwrap();
 }
+
+/// `serve --print-client-config`: over HTTP, the printed configuration's URL
+/// and header reach the running server; over stdio, the printed command
+/// starts one with the same flags.
+#[tokio::test]
+async fn printed_client_configurations_work() {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::ServiceExt;
+    use tokio::io::AsyncBufReadExt;
+    // reqwest is built without a default TLS provider; plain http still needs one installed.
+    #[allow(deprecated)]
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    for (client_kind, servers_key) in [("claude", "mcpServers"), ("cursor", "mcpServers"), ("vscode", "servers")] {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(["serve", "--http", "127.0.0.1:0", "--root"])
+            .arg(dir.path())
+            .args(["--print-client-config", client_kind])
+            .env_remove("WREPL_TOKEN")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut text = String::new();
+        let printed = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(l) = lines.next_line().await.unwrap() {
+                text.push_str(&l);
+                text.push('\n');
+                if l == "}" {
+                    break;
+                }
+            }
+            text
+        })
+        .await
+        .expect("the configuration is printed");
+        let config: Value = serde_json::from_str(&printed).unwrap_or_else(|e| panic!("{client_kind}: {e}: {printed}"));
+        let server = &config[servers_key]["wrepl"];
+        let url = server["url"].as_str().unwrap_or_else(|| panic!("{client_kind}: no url in {config}"));
+        if client_kind != "cursor" {
+            assert_eq!(server["type"], "http", "{config}");
+        }
+        let auth = server["headers"]["Authorization"].as_str().expect("an Authorization header");
+        let token = auth.strip_prefix("Bearer ").expect("a bearer token");
+        let cfg = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string());
+        let service =
+            client(true, "x").serve(rmcp::transport::StreamableHttpClientTransport::from_config(cfg)).await.unwrap();
+        let r = call(&service, "repl", json!({"code": "6 * 7"})).await;
+        assert_eq!(structured(&r)["result"], json!(42), "{client_kind}: {r:?}");
+        service.cancel().await.unwrap();
+        child.kill().await.unwrap();
+    }
+    // Over stdio: the command and the flags, without --print-client-config.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(["serve", "--root"])
+        .arg(dir.path())
+        .args(["--allow", "Write", "--print-client-config", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let config: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = &config["mcpServers"]["wrepl"];
+    assert_eq!(server["type"], "stdio", "{config}");
+    let args: Vec<String> = serde_json::from_value(server["args"].clone()).unwrap();
+    assert!(!args.iter().any(|a| a.contains("print-client-config")), "{args:?}");
+    let mut cmd = tokio::process::Command::new(server["command"].as_str().unwrap());
+    cmd.args(&args).kill_on_drop(true);
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let service = client(true, "x").serve(transport).await.unwrap();
+    let r = call(&service, "repl", json!({"code": "await put('p.txt', 'x'); 1"})).await;
+    assert_eq!(structured(&r)["result"], json!(1), "the printed flags (--allow Write) are in force: {r:?}");
+    assert!(dir.path().join("p.txt").exists());
+    service.cancel().await.unwrap();
+}

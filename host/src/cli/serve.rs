@@ -87,6 +87,96 @@ pub(crate) struct ServeArgs {
     /// Script budget default and fuel are per call; this caps the result text (characters).
     #[arg(long, value_name = "CHARS", default_value_t = wrepl::text::DEFAULT_TEXT_CAP)]
     text_cap: usize,
+    /// Print a client configuration for this server on stdout: `claude`
+    /// (Claude Code's .mcp.json), `cursor` (Cursor's mcp.json) or `vscode`
+    /// (VS Code's .vscode/mcp.json). With --http, once the server listens
+    /// (its address and a token included), and it goes on serving; over
+    /// stdio, the command that starts this server with these flags, and it
+    /// exits.
+    #[arg(long, value_name = "CLIENT")]
+    print_client_config: Option<ClientKind>,
+}
+
+/// A client whose configuration `--print-client-config` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ClientKind {
+    /// Claude Code: `.mcp.json` (`mcpServers`, `type` http or stdio).
+    Claude,
+    /// Cursor: `mcp.json` (`mcpServers`; `url` for HTTP).
+    Cursor,
+    /// VS Code: `.vscode/mcp.json` (`servers`, `type` http or stdio).
+    Vscode,
+}
+
+/// Where a client reaches the server: over HTTP (its URL and token), or by
+/// starting it (the command and its arguments).
+enum Reach<'a> {
+    Http { url: &'a str, token: Option<&'a str> },
+    Stdio { command: &'a str, args: &'a [String] },
+}
+
+/// The configuration `client` reads for this server, named `wrepl`.
+fn client_config(client: ClientKind, reach: &Reach<'_>) -> serde_json::Value {
+    use serde_json::json;
+    let server = match reach {
+        Reach::Http { url, token } => {
+            let mut s = match client {
+                ClientKind::Cursor => json!({"url": url}),
+                ClientKind::Claude | ClientKind::Vscode => json!({"type": "http", "url": url}),
+            };
+            if let Some(t) = token {
+                s["headers"] = json!({"Authorization": format!("Bearer {t}")});
+            }
+            s
+        }
+        Reach::Stdio { command, args } => match client {
+            ClientKind::Cursor => json!({"command": command, "args": args}),
+            ClientKind::Claude | ClientKind::Vscode => json!({"type": "stdio", "command": command, "args": args}),
+        },
+    };
+    match client {
+        ClientKind::Vscode => json!({"servers": {"wrepl": server}}),
+        ClientKind::Claude | ClientKind::Cursor => json!({"mcpServers": {"wrepl": server}}),
+    }
+}
+
+/// Print `config` on stdout, whole, at once.
+fn print_config(config: &serde_json::Value) {
+    use std::io::Write as _;
+    let text = serde_json::to_string_pretty(config).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
+/// The token text a client configuration carries: the generated one, the
+/// first of the token file, or WREPL_TOKEN's.
+fn client_token(source: &Source) -> Option<String> {
+    match source.as_ref()? {
+        TokenSource::Generated(t) => Some(t.clone()),
+        TokenSource::CreatedFile(path) | TokenSource::File(path, _) => std::fs::read_to_string(path)
+            .ok()?
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string),
+        TokenSource::Env => std::env::var("WREPL_TOKEN").ok().map(|v| v.trim().to_string()),
+    }
+}
+
+/// This server's command line without `--print-client-config` (and its
+/// value): what a client runs to start it over stdio.
+fn own_arguments() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--print-client-config" {
+            args.next();
+        } else if !a.starts_with("--print-client-config=") {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Run `wrepl serve` until the client disconnects (stdio) or the process is
@@ -110,7 +200,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         state_key_file,
         metrics,
         hibernate_after,
+        print_client_config,
     } = args;
+    if let (Some(client), None) = (print_client_config, http) {
+        // Over stdio the client starts the server: print how, and stop.
+        let exe = std::env::current_exe()?;
+        let command = exe.to_str().ok_or_else(|| anyhow::anyhow!("the path of wrepl is not UTF-8: {exe:?}"))?;
+        print_config(&client_config(client, &Reach::Stdio { command, args: &own_arguments() }));
+        return Ok(ExitCode::SUCCESS);
+    }
     if context_ttl == 0 {
         anyhow::bail!("--context-ttl must be at least 1 second");
     }
@@ -199,6 +297,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             serve_http(options.clone(), addr, security, shutdown, |a| {
                 announce(&source, a);
                 eprintln!("wrepl: serving MCP at http://{a}/mcp");
+                if let Some(client) = print_client_config {
+                    let url = format!("http://{a}/mcp");
+                    let token = client_token(&source);
+                    print_config(&client_config(client, &Reach::Http { url: &url, token: token.as_deref() }));
+                }
             })
             .await?;
         }
