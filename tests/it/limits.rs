@@ -244,3 +244,25 @@ async fn a_result_the_heap_has_no_room_for_says_what_ran_out() {
     assert!(res.context_reset.is_none(), "{:?}", res.context_reset);
     assert_eq!(ok(&ev(&mut r, "(await cat('big.txt')).length").await), json!(2_000_000));
 }
+
+/// A result Map, Set or typed array past the rendering bound (10,000
+/// items) ends with a marker, as an array does, instead of losing the rest
+/// silently.
+#[tokio::test(flavor = "multi_thread")]
+async fn rendered_collections_past_the_bound_say_so() {
+    let mut r = TestSandbox::new().build().await;
+    let map = ok(&ev(&mut r, "new Map(Array.from({length: 12000}, (_, i) => ['k' + i, i]))").await);
+    let map = map.as_object().expect("a Map renders as an object");
+    assert_eq!(map.get("[…]"), Some(&json!("more entries not shown")));
+    assert!(map.len() < 12000, "{}", map.len());
+    let set = ok(&ev(&mut r, "new Set(Array.from({length: 12000}, (_, i) => i))").await);
+    let set = set.as_array().expect("a Set renders as an array");
+    assert_eq!(set.last(), Some(&json!("[…]")));
+    assert!(set.len() < 12000);
+    let typed = ok(&ev(&mut r, "new Uint8Array(12000)").await);
+    let typed = typed.as_array().expect("a typed array renders as an array");
+    assert_eq!((typed.len(), typed.last()), (10001, Some(&json!("[…]"))));
+    // Within the bound nothing is added.
+    assert_eq!(ok(&ev(&mut r, "new Set([1, 2])").await), json!([1, 2]));
+    assert_eq!(ok(&ev(&mut r, "new Map([['a', 1]])").await), json!({"a": 1}));
+}

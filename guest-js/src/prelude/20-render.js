@@ -49,7 +49,9 @@
         const it = call(MapEntries, v);
         for (;;) {
           const r = call(MapIterNext, it);
-          if (r.done || budget.n++ > MAX_ITEMS) break;
+          if (r.done) break;
+          // Past the bound, a marker entry says the rest was left out.
+          if (budget.n++ > MAX_ITEMS) { out["[…]"] = "more entries not shown"; break; }
           const k = r.value[0];
           out[wellFormed(typeof k === "string" ? k : safeText(k))] = toData(r.value[1], depth + 1, seen, budget);
         }
@@ -61,7 +63,8 @@
         const it = call(SetValues, v);
         for (;;) {
           const r = call(SetIterNext, it);
-          if (r.done || budget.n > MAX_ITEMS) break;
+          if (r.done) break;
+          if (budget.n > MAX_ITEMS) { out[n] = "[…]"; break; }
           out[n++] = toData(r.value, depth + 1, seen, budget);
         }
         return out;
@@ -70,8 +73,10 @@
         const out = newArray();
         let n = 0;
         try { n = call(TypedArrayLength, v); } catch (_) { n = 0; }  // a DataView
-        if (n > MAX_ITEMS) n = MAX_ITEMS;
+        const cut = n > MAX_ITEMS;
+        if (cut) n = MAX_ITEMS;
         for (let i = 0; i < n; i++) out[i] = toData(v[i], depth + 1, seen, budget);
+        if (cut) out[n] = "[…]";
         return out;
       }
       if (ArrayIsArray(v)) {

@@ -4,11 +4,16 @@
   function shQuote(s) { return "'" + StringCtor(s).replace(/'/g, "'\\''") + "'"; }
   define("shQuote", shQuote);
 
-  // A search whose output stopped at a bound: the shorthand's error.
+  // How many entries a search result holds (files, matches or lines).
+  function shownCount(r) {
+    return ArrayIsArray(r.filenames) ? r.filenames.length : ArrayIsArray(r.matches) ? r.matches.length : +r.numLines || 0;
+  }
+  // A search whose output stopped at a bound (one the script did not
+  // choose, or an internal one before its head_limit): the shorthand's error.
   function cutSearch(tool, fn, pattern, r) {
     const shown = ArrayIsArray(r.filenames) ? r.filenames.length + " files" : ArrayIsArray(r.matches) ? r.matches.length + " matches" : r.numLines + " lines";
     return makeToolError(tool, "limit", fn + "(" + JSONStringify(StringCtor(pattern)) + "): the output stopped at a bound after " + shown +
-      ", so " + fn + "() returned nothing: narrow the pattern or the path (or a glob), or take the first N deliberately with {head_limit: N}");
+      ", so " + fn + "() returned nothing: narrow the pattern or the path (or a glob), or take the first N deliberately with {head_limit: N} (at most what one search returns)");
   }
 
   // ---- shorthand forms: how each kind of shorthand calls its tool ----------
@@ -18,6 +23,16 @@
     __proto__: null,
     shell: (tool) => async function sh(command, options) {
       const r = await callTool(tool, ObjectAssign({}, opts(options), { command: StringCtor(command) }));
+      if (r.truncated === true) {
+        // The command ran; only its output was cut, so the value would be a
+        // part presented as the whole.
+        const e = makeToolError(tool, "limit", "sh(" + JSONStringify(StringCtor(command)) + "): the command ran (" +
+          (r.exitCode === null ? "killed by signal " + r.signal : "exit code " + r.exitCode) +
+          "), but its output passed the bound of one stream (10 MiB) and was cut, so sh() returned nothing: write it to a file " +
+          "and read that in parts (cat(path, {offset, limit})), or filter it in the command (| head, | grep); Bash() returns the cut output with truncated: true");
+        e.exitCode = r.exitCode; e.signal = r.signal;
+        throw e;
+      }
       if (r.exitCode !== 0) {
         const why = r.exitCode === null ? "was killed by signal " + r.signal : "exited with code " + r.exitCode;
         const detail = (r.stderr || r.stdout || "").trim().slice(-2000);
@@ -37,25 +52,31 @@
       const o = opts(options);
       const r = await callTool(tool, ObjectAssign({}, o, { file_path: StringCtor(path) }));
       if (typeof r.content !== "string") return r;
-      if (r.truncated === true && o.offset === undefined && o.limit === undefined) {
-        const last = r.startLine + r.numLines - 1;
+      const last = r.startLine + r.numLines - 1;
+      if (r.truncated === true && o.limit === undefined) {
         throw makeToolError(tool, "limit", "cat(" + JSONStringify(StringCtor(path)) + "): the file has " + r.totalLines +
-          " lines and one read returns lines " + r.startLine + "-" + last + " of them, so cat() returned nothing (it returns whole files only): " +
-          "read it in parts with cat(path, {offset: " + (last + 1) + ", limit: 2000}) (offset is the 1-based first line), or search it with rg()");
+          " lines and one read returns lines " + r.startLine + "-" + last + " of them, so cat() returned nothing (it returns whole files, or the range " +
+          "{offset, limit} names): read it in parts with cat(path, {offset: " + (last + 1) + ", limit: 2000}) (offset is the 1-based first line), or search it with rg()");
+      }
+      const left = r.totalLines - r.startLine + 1;
+      if (r.truncated === true && r.numLines < (+o.limit < left ? +o.limit : left)) {
+        // The range was cut short by the bound on one read's bytes, not by its limit.
+        throw makeToolError(tool, "limit", "cat(" + JSONStringify(StringCtor(path)) + ", {limit: " + o.limit + "}): one read returns at most 10 MiB, " +
+          "which ended at line " + last + " of the lines asked for, so cat() returned nothing: ask for fewer lines at a time (continue with offset " + (last + 1) + ")");
       }
       return r.content;
     },
     "grep-content": (tool) => async function rg(pattern, options) {
       const o = opts(options);
       const r = await callTool(tool, ObjectAssign({ output_mode: "content", "-n": true }, o, { pattern: StringCtor(pattern) }));
-      if (r.truncated === true && o.head_limit === undefined) throw cutSearch(tool, "rg", pattern, r);
+      if (r.truncated === true && (o.head_limit === undefined || shownCount(r) < +o.head_limit)) throw cutSearch(tool, "rg", pattern, r);
       if (typeof r.content === "string") return r.content;
       return ArrayIsArray(r.matches) ? r.matches : r;
     },
     "grep-files": (tool) => async function rgf(pattern, options) {
       const o = opts(options);
       const r = await callTool(tool, ObjectAssign({}, o, { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
-      if (r.truncated === true && o.head_limit === undefined) throw cutSearch(tool, "rgf", pattern, r);
+      if (r.truncated === true && (o.head_limit === undefined || shownCount(r) < +o.head_limit)) throw cutSearch(tool, "rgf", pattern, r);
       return ArrayIsArray(r.filenames) ? r.filenames : r;
     },
     glob: (tool) => async function gl(pattern, options) {
