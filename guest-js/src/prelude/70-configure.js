@@ -8,6 +8,15 @@
   function shownCount(r) {
     return ArrayIsArray(r.filenames) ? r.filenames.length : ArrayIsArray(r.matches) ? r.matches.length : +r.numLines || 0;
   }
+  // Files a search left out (unreadable, or past the per-file bound): the
+  // shorthand returns plain text or names, so it says so on stderr (the
+  // full-name Grep returns `skippedFiles`).
+  function noteSkipped(fn, pattern, r) {
+    if (r.skippedFiles > 0) {
+      write(2, "[wrepl] " + fn + "(" + JSONStringify(StringCtor(pattern)) + "): " + r.skippedFiles +
+        " file(s) could not be read or passed the per-file size bound (64 MiB) and were skipped (Grep() returns skippedFiles)\n");
+    }
+  }
   // A search whose output stopped at a bound (one the script did not
   // choose, or an internal one before its head_limit): the shorthand's error.
   function cutSearch(tool, fn, pattern, r) {
@@ -70,6 +79,7 @@
       const o = opts(options);
       const r = await callTool(tool, ObjectAssign({ output_mode: "content", "-n": true }, o, { pattern: StringCtor(pattern) }));
       if (r.truncated === true && (o.head_limit === undefined || shownCount(r) < +o.head_limit)) throw cutSearch(tool, "rg", pattern, r);
+      noteSkipped("rg", pattern, r);
       if (typeof r.content === "string") return r.content;
       return ArrayIsArray(r.matches) ? r.matches : r;
     },
@@ -77,6 +87,7 @@
       const o = opts(options);
       const r = await callTool(tool, ObjectAssign({}, o, { output_mode: "files_with_matches", pattern: StringCtor(pattern) }));
       if (r.truncated === true && (o.head_limit === undefined || shownCount(r) < +o.head_limit)) throw cutSearch(tool, "rgf", pattern, r);
+      noteSkipped("rgf", pattern, r);
       return ArrayIsArray(r.filenames) ? r.filenames : r;
     },
     glob: (tool) => async function gl(pattern, options) {

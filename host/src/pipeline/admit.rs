@@ -43,6 +43,12 @@ impl Dispatcher {
             let hook_ctx = HookContext { session_id: &self.p.session_id, tool_name, tool_use_id: id, cwd, trace };
             let pre = self.p.hooks.pre_tool_use(&hook_ctx, input).await;
             warnings.extend(pre.warnings.into_iter().map(|w| format!("PreToolUse hook for {tool_name}: {w}")));
+            // Extra context for the model: shown in the output it reads.
+            warnings.extend(
+                pre.additional_context
+                    .into_iter()
+                    .map(|c| format!("PreToolUse hook context for {tool_name} ({id}): {c}")),
+            );
             if let Some(updated) = pre.updated_input {
                 validate(tool_name, gate.validator(), &updated).map_err(|f| {
                     CallFailure::new(

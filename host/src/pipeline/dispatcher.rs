@@ -508,6 +508,11 @@ impl Dispatcher {
                     });
                     warnings
                         .extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool_name}: {w}")));
+                    warnings.extend(
+                        post.additional_context
+                            .into_iter()
+                            .map(|c| format!("PostToolUse hook context for {tool_name} ({id}): {c}")),
+                    );
                     if let Some(r) = post.block_reason {
                         warnings.push(format!("PostToolUse hook feedback for {tool_name} ({id}): {r}"));
                     }
@@ -523,6 +528,11 @@ impl Dispatcher {
                     *post_hook = Some(if post.stop.is_some() { "stop" } else { "ok" });
                     warnings.extend(
                         post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool_name}: {w}")),
+                    );
+                    warnings.extend(
+                        post.additional_context
+                            .into_iter()
+                            .map(|c| format!("PostToolUseFailure hook context for {tool_name} ({id}): {c}")),
                     );
                     if let Some(reason) = post.stop {
                         return Err(self.hook_stop("PostToolUseFailure", tool_name, id, &reason, warnings));

@@ -137,6 +137,11 @@ impl Dispatcher {
                 if self.p.hooks.has_hooks(HookEvent::PostToolUse, &tool) {
                     let post = self.p.hooks.post_tool_use(&hook_ctx, &input, value).await;
                     warnings.extend(post.warnings.into_iter().map(|w| format!("PostToolUse hook for {tool}: {w}")));
+                    warnings.extend(
+                        post.additional_context
+                            .into_iter()
+                            .map(|c| format!("PostToolUse hook context for {tool}: {c}")),
+                    );
                     blocked = match (post.block_reason, post.stop) {
                         (b, None) => b,
                         (None, Some(stop)) => Some(format!("a PostToolUse hook stopped: {stop}")),
@@ -149,6 +154,11 @@ impl Dispatcher {
                     let post = self.p.hooks.post_tool_use_failure(&hook_ctx, &input, message).await;
                     warnings
                         .extend(post.warnings.into_iter().map(|w| format!("PostToolUseFailure hook for {tool}: {w}")));
+                    warnings.extend(
+                        post.additional_context
+                            .into_iter()
+                            .map(|c| format!("PostToolUseFailure hook context for {tool}: {c}")),
+                    );
                 }
             }
         }

@@ -31,7 +31,8 @@
 //!   keys, inside `hookSpecificOutput` or at top level (the former wins):
 //!   `permissionDecision` (`"allow"`, `"ask"`, `"deny"`),
 //!   `permissionDecisionReason`, `updatedInput` (an object: the replacement
-//!   tool input) and `additionalContext` (a string or a list of strings);
+//!   tool input) and `additionalContext` (a string or a list of strings,
+//!   shown in the evaluation's output, where the model reads it);
 //!   plus the legacy top-level `decision` (`"approve"` or `"block"`) with
 //!   `reason`; and, at top level for every event, `continue` (`false`
 //!   stops: the call does not run, or after it its result is withheld, and

@@ -75,6 +75,10 @@ pub(crate) enum GrepOutput {
         num_lines: u64,
         /// The output stopped at a bound (head_limit or the size bounds).
         truncated: bool,
+        /// Files left out because they could not be read or passed the
+        /// per-file size bound (absent when none).
+        #[serde(rename = "skippedFiles", default, skip_serializing_if = "is_zero")]
+        skipped_files: u64,
     },
     /// Paths of matching files.
     #[serde(rename = "files_with_matches")]
@@ -86,6 +90,10 @@ pub(crate) enum GrepOutput {
         num_files: u64,
         /// More files matched than are listed.
         truncated: bool,
+        /// Files left out because they could not be read or passed the
+        /// per-file size bound (absent when none).
+        #[serde(rename = "skippedFiles", default, skip_serializing_if = "is_zero")]
+        skipped_files: u64,
     },
     /// Matching lines per file.
     #[serde(rename = "count")]
@@ -100,6 +108,10 @@ pub(crate) enum GrepOutput {
         num_files: u64,
         /// More files matched than are listed.
         truncated: bool,
+        /// Files left out because they could not be read or passed the
+        /// per-file size bound (absent when none).
+        #[serde(rename = "skippedFiles", default, skip_serializing_if = "is_zero")]
+        skipped_files: u64,
     },
     /// Matching lines as records.
     #[serde(rename = "matches")]
@@ -111,6 +123,10 @@ pub(crate) enum GrepOutput {
         num_matches: u64,
         /// The output stopped at a bound (head_limit or the size bounds).
         truncated: bool,
+        /// Files left out because they could not be read or passed the
+        /// per-file size bound (absent when none).
+        #[serde(rename = "skippedFiles", default, skip_serializing_if = "is_zero")]
+        skipped_files: u64,
     },
 }
 
@@ -277,4 +293,9 @@ pub(super) fn split_globs(s: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// For `skip_serializing_if`: a zero count is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

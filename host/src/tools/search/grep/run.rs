@@ -276,6 +276,7 @@ fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<
         return Err(cancelled());
     }
     let Merged { lines, newest, counts, matched_files, skipped, entries_truncated, .. } = merged;
+    let skipped_files = skipped as u64;
 
     let note_skipped = |t: &mut String| {
         if skipped > 0 {
@@ -296,7 +297,10 @@ fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<
                 ));
             }
             note_skipped(&mut text);
-            Out::new(GrepOutput::Content { content, num_lines: n as u64, truncated: lines.truncated }, text)
+            Out::new(
+                GrepOutput::Content { content, num_lines: n as u64, truncated: lines.truncated, skipped_files },
+                text,
+            )
         }
         Mode::Matches => {
             let n = lines.lines.len();
@@ -308,7 +312,10 @@ fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<
             }
             note_skipped(&mut text);
             let truncated = lines.truncated;
-            Out::new(GrepOutput::Matches { matches: lines.found, num_matches: n as u64, truncated }, text)
+            Out::new(
+                GrepOutput::Matches { matches: lines.found, num_matches: n as u64, truncated, skipped_files },
+                text,
+            )
         }
         Mode::Files => {
             let files: Vec<String> = newest.into_sorted_vec().into_iter().map(|Reverse((_, Reverse(p)))| p).collect();
@@ -325,7 +332,10 @@ fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<
             }
             note_skipped(&mut text);
             let num_files = files.len() as u64;
-            Out::new(GrepOutput::Files { filenames: files, num_files, truncated: entries_truncated }, text)
+            Out::new(
+                GrepOutput::Files { filenames: files, num_files, truncated: entries_truncated, skipped_files },
+                text,
+            )
         }
         Mode::Count => {
             let total: u64 = counts.iter().map(|(_, c)| c).sum();
@@ -347,7 +357,16 @@ fn finish(mode: Mode, merged: Merged, cancel: &CancellationToken) -> Result<Out<
             note_skipped(&mut text);
             let num_files = counts.len() as u64;
             let counts = counts.into_iter().map(|(file, count)| FileCount { file, count }).collect();
-            Out::new(GrepOutput::Count { counts, num_matches: total, num_files, truncated: entries_truncated }, text)
+            Out::new(
+                GrepOutput::Count {
+                    counts,
+                    num_matches: total,
+                    num_files,
+                    truncated: entries_truncated,
+                    skipped_files,
+                },
+                text,
+            )
         }
     };
     Ok(out)
