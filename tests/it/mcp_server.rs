@@ -57,7 +57,9 @@ impl ClientHandler for TestClient {
         } else {
             format!("echo: {prompt}")
         };
-        Ok(CreateMessageResult::new(SamplingMessage::assistant_text(reply), "test-model".into()))
+        let result = CreateMessageResult::new(SamplingMessage::assistant_text(reply), "test-model".into());
+        // A prompt asking for a long story gets a reply cut at the token limit.
+        Ok(if prompt.contains("long story") { result.with_stop_reason("maxTokens") } else { result })
     }
 
     async fn create_elicitation(
@@ -250,9 +252,13 @@ async fn stdio_session_end_to_end() {
     let r = call(&service, "repl", json!({"code": "await haiku('x', {type: 'object', required: ['nope']})"})).await;
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("does not match the schema"), "{}", text(&r));
+    // A reply the client cut at the token limit is an error naming it, not a part.
+    let r = call(&service, "repl", json!({"code": "await haiku('tell a long story').catch(e => e.message)"})).await;
+    let said = structured(&r)["result"].as_str().unwrap_or_default().to_string();
+    assert!(said.contains("token limit (4096 tokens)") && said.contains("max_tokens"), "{r:?}");
     {
         let s = seen.samplings.lock().unwrap();
-        assert_eq!(s.len(), 3);
+        assert_eq!(s.len(), 4);
         let v = serde_json::to_value(&s[0]).unwrap();
         assert_eq!(v["modelPreferences"]["hints"][0]["name"], "haiku");
     }

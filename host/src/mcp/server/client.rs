@@ -11,8 +11,17 @@ pub(super) struct McpSampler {
     pub(super) ctx: Weak<Ctx>,
 }
 
-/// The text of a `sampling/createMessage` result.
-fn sampled_text(v: &Value) -> Result<String, SampleError> {
+/// The text of a `sampling/createMessage` result. A reply the client says
+/// stopped at the token limit (`stopReason: "maxTokens"`) is an error that
+/// names the limit, never a part passed off as the whole.
+fn sampled_text(v: &Value, max_tokens: u32) -> Result<String, SampleError> {
+    if v["stopReason"] == "maxTokens" {
+        return Err(SampleError::Failed(format!(
+            "the model's reply stopped at its token limit ({max_tokens} tokens) before it was complete, so none of it \
+             is returned: ask for a shorter reply, or call Sample({{prompt, model, max_tokens}}) with a larger \
+             max_tokens (at most 64000)"
+        )));
+    }
     let content = &v["content"];
     match content {
         Value::Array(items) => Ok(items
@@ -47,6 +56,7 @@ impl Sampler for McpSampler {
         if let Some(system) = request.system {
             params["systemPrompt"] = Value::String(system);
         }
+        let max_tokens = request.max_tokens;
         Box::pin(async move {
             let Some((peer, can_sample, round)) = link else {
                 return Err(SampleError::Unsupported("model sampling: no MCP request is being served".into()));
@@ -67,7 +77,7 @@ impl Sampler for McpSampler {
                 let digest = hub::digest(&["sample", &params.to_string()]);
                 let input = json!({"method": "sampling/createMessage", "params": params});
                 return match round.ask(&key, &digest, input, call) {
-                    Reply::Answer(v) => sampled_text(v),
+                    Reply::Answer(v) => sampled_text(v, max_tokens),
                     Reply::Granted => Err(SampleError::Failed("a model sample cannot be granted in advance".into())),
                     // The evaluation stops here; the answer comes with the retry.
                     Reply::Asked if call.is_some() => std::future::pending().await,
@@ -83,7 +93,7 @@ impl Sampler for McpSampler {
                 r = call => r.map_err(|e| SampleError::Failed(e.to_string()))?,
                 _ = cancel.cancelled() => return Err(SampleError::Failed("cancelled".into())),
             };
-            sampled_text(&serde_json::to_value(&result).unwrap_or(Value::Null))
+            sampled_text(&serde_json::to_value(&result).unwrap_or(Value::Null), max_tokens)
         })
     }
 }
