@@ -505,3 +505,32 @@ fn a_call_left_running_when_the_evaluation_ends_emits_an_aborted_error_event() {
     let last = events.last().unwrap_or_else(|| panic!("{err}"));
     assert!(last.contains(" Error ") && last.contains("aborted"), "{events:?}");
 }
+
+#[test]
+fn the_text_cap_comes_from_the_flag_or_claude_repl_variant() {
+    let run = |args: &[&str], variant: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_wrepl"));
+        c.args(args).stdin(Stdio::null()).env_remove("CLAUDE_REPL_VARIANT");
+        if let Some(v) = variant {
+            c.env("CLAUDE_REPL_VARIANT", v);
+        }
+        c.output().unwrap()
+    };
+    let code = "'x'.repeat(5000)";
+    // trim1k: 1,000 characters, the marker stating the true total.
+    let o = run(&["eval", "-e", code], Some("trim1k"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("showing 1000 of 5000 characters"), "{}", stdout(&o));
+    // The flag wins over the variable.
+    let o = run(&["eval", "--text-cap", "2000", "-e", code], Some("trim1k"));
+    assert!(stdout(&o).contains("showing 2000 of 5000 characters"), "{}", stdout(&o));
+    // Without either, the default (100,000) keeps it whole.
+    let o = run(&["eval", "-e", code], None);
+    assert_eq!(stdout(&o).trim().len(), 5000, "{}", stdout(&o));
+    // A variant wrepl does not know, or a zero cap, is an error saying what is understood.
+    for bad in ["fancy", "trimk", "trim0k"] {
+        let o = run(&["eval", "-e", "1"], Some(bad));
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("trim<N>k") || stderr(&o).contains("at least 1"), "{bad}: {}", stderr(&o));
+    }
+}

@@ -514,6 +514,23 @@ async fn disabled_repl_lists_no_tool() {
     assert!(tool_names(&service).await.is_empty());
     assert!(service.call_tool(CallToolRequestParams::new("repl")).await.is_err());
     service.cancel().await.unwrap();
+    // CLAUDE_CODE_REPL=false does the same; true leaves the tool listed.
+    let service = start_stdio_env(client(true, "x"), dir.path(), &[], &[("CLAUDE_CODE_REPL", "false")]).await;
+    assert!(tool_names(&service).await.is_empty());
+    service.cancel().await.unwrap();
+    let service = start_stdio_env(client(true, "x"), dir.path(), &[], &[("CLAUDE_CODE_REPL", "1")]).await;
+    assert_eq!(tool_names(&service).await, vec!["repl".to_string()]);
+    service.cancel().await.unwrap();
+    // A value that is neither is refused at start, saying what is understood.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrepl"))
+        .args(["serve", "--root"])
+        .arg(dir.path())
+        .env("CLAUDE_CODE_REPL", "maybe")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give true or false"), "{out:?}");
 }
 
 #[tokio::test]

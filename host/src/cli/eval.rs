@@ -50,8 +50,9 @@ pub(crate) struct EvalArgs {
     #[command(flatten)]
     store: StoreArgs,
     /// Cap on each result's text, in characters (the rest is cut, saying so).
-    #[arg(long, value_name = "CHARS", default_value_t = wrepl::text::DEFAULT_TEXT_CAP)]
-    text_cap: usize,
+    /// Default 100000, or what CLAUDE_REPL_VARIANT=trim<N>k asks (N thousand).
+    #[arg(long, value_name = "CHARS")]
+    text_cap: Option<usize>,
     /// Never ask: a permission `ask` is refused (on a terminal, it is
     /// otherwise a question on stdin, when the code does not come from it).
     #[arg(long)]
@@ -164,9 +165,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         ..SessionConfig::new(name, store)
     });
     let timeout = super::timeout_flag(timeout.as_deref())?;
-    if text_cap == 0 {
-        anyhow::bail!("invalid input: --text-cap must be at least 1");
-    }
+    let text_cap = super::text_cap(text_cap)?;
     for f in &files {
         let code = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         snippets.push(code);

@@ -463,6 +463,50 @@ pub(crate) fn print_progress(e: &ProgressEvent) {
 }
 
 /// The `--timeout MS` flag of `eval` and `repl`, checked.
+/// The cap on a result's text: `--text-cap` when given, else what
+/// `CLAUDE_REPL_VARIANT=trim<N>k` asks (N thousand characters, as the agent
+/// CLI whose REPL wrepl follows reads it), else the default. Another
+/// variant, or a cap of 0, is an error that says what is understood.
+pub(crate) fn text_cap(flag: Option<usize>) -> anyhow::Result<usize> {
+    let cap = match flag {
+        Some(n) => n,
+        None => match std::env::var("CLAUDE_REPL_VARIANT").ok().filter(|v| !v.trim().is_empty()) {
+            None => wrepl::text::DEFAULT_TEXT_CAP,
+            Some(v) => {
+                let n = v
+                    .trim()
+                    .strip_prefix("trim")
+                    .and_then(|r| r.strip_suffix('k'))
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "CLAUDE_REPL_VARIANT={v:?} is not understood: the one variant wrepl knows is trim<N>k \
+                             (cap each result's text at N thousand characters, e.g. trim25k); unset it, or give \
+                             --text-cap"
+                        )
+                    })?;
+                n.saturating_mul(1000)
+            }
+        },
+    };
+    if cap == 0 {
+        anyhow::bail!("invalid input: the text cap (--text-cap or CLAUDE_REPL_VARIANT) must be at least 1 character");
+    }
+    Ok(cap)
+}
+
+/// Whether `CLAUDE_CODE_REPL` turns the REPL tool off (`0`, `false`, `no`,
+/// `off`, in any case), as `--no-repl` does. Another non-empty value that
+/// is not a yes (`1`, `true`, `yes`, `on`) is an error.
+pub(crate) fn repl_disabled_by_env() -> anyhow::Result<bool> {
+    let Some(v) = std::env::var("CLAUDE_CODE_REPL").ok().filter(|v| !v.trim().is_empty()) else { return Ok(false) };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "0" | "false" | "no" | "off" => Ok(true),
+        "1" | "true" | "yes" | "on" => Ok(false),
+        _ => anyhow::bail!("CLAUDE_CODE_REPL={v:?} is not understood: give true or false (or unset it)"),
+    }
+}
+
 pub(crate) fn timeout_flag(t: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
     let Some(t) = t else { return Ok(None) };
     let budget = wrepl::budget::Budget::from_flag(t).map_err(|e| anyhow::anyhow!("invalid input: {e}"))?;

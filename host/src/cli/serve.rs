@@ -49,7 +49,8 @@ pub(crate) struct ServeArgs {
     /// Async mode: `repl` returns an eval id at once; poll `repl_result`.
     #[arg(long = "async")]
     async_mode: bool,
-    /// List no `repl` tool (the REPL is disabled by configuration).
+    /// List no `repl` tool (the REPL is disabled by configuration); so does
+    /// CLAUDE_CODE_REPL=false in the environment.
     #[arg(long)]
     no_repl: bool,
     /// How long an unused REPL context lives, in seconds (a recorded one
@@ -84,9 +85,10 @@ pub(crate) struct ServeArgs {
     /// the MCP listener serves them at /metrics behind its token anyway.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
-    /// Script budget default and fuel are per call; this caps the result text (characters).
-    #[arg(long, value_name = "CHARS", default_value_t = wrepl::text::DEFAULT_TEXT_CAP)]
-    text_cap: usize,
+    /// Cap on each result's text, in characters. Default 100000, or what
+    /// CLAUDE_REPL_VARIANT=trim<N>k asks (N thousand).
+    #[arg(long, value_name = "CHARS")]
+    text_cap: Option<usize>,
     /// Print a client configuration for this server on stdout: `claude`
     /// (Claude Code's .mcp.json), `cursor` (Cursor's mcp.json) or `vscode`
     /// (VS Code's .vscode/mcp.json). With --http, once the server listens
@@ -209,6 +211,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         print_config(&client_config(client, &Reach::Stdio { command, args: &own_arguments() }));
         return Ok(ExitCode::SUCCESS);
     }
+    let text_cap = super::text_cap(text_cap)?;
+    let no_repl = no_repl || super::repl_disabled_by_env()?;
     if context_ttl == 0 {
         anyhow::bail!("--context-ttl must be at least 1 second");
     }
