@@ -111,7 +111,12 @@
       }
       return callTool(tool, input);
     },
-    chdir: (tool) => function chdir(dir) { return callTool(tool, { path: StringCtor(dir) }); },
+    // With `chdir`, `pwd()`: the working directory, through the same
+    // (read-only) tool, so no Bash grant is needed to learn it.
+    chdir: (tool) => {
+      define("pwd", function pwd() { return callTool(tool, { path: "." }); });
+      return function chdir(dir) { return callTool(tool, { path: StringCtor(dir) }); };
+    },
   };
 
   // ---- per-sandbox configuration ------------------------------------------

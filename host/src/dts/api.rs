@@ -274,7 +274,9 @@ fn shorthand(out: &mut String, s: &Shorthand, emitted: &HashMap<&str, ToolTypes>
         ),
         ShorthandForm::Chdir => format!(
             "/** Change the working directory for the rest of this evaluation; resolves to the new absolute path. */\n\
-             declare function {name}(dir: string): Promise<string>;\n"
+             declare function {name}(dir: string): Promise<string>;\n\
+             /** The working directory (absolute); no Bash grant needed. */\n\
+             declare function pwd(): Promise<string>;\n"
         ),
     };
     out.push_str(&text);
