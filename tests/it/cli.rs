@@ -534,3 +534,43 @@ fn the_text_cap_comes_from_the_flag_or_claude_repl_variant() {
         assert!(stderr(&o).contains("trim<N>k") || stderr(&o).contains("at least 1"), "{bad}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn quiet_drops_the_notes_but_not_warnings_errors_or_output() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("WREPL_STORE")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["eval", "--session", "q", "-e", "let a = 1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Resumed: the note says what was restored.
+    let o = run(&["eval", "--session", "q", "--snapshot-after", "never", "-e", "a + 1"]);
+    assert_eq!(stdout(&o).trim(), "2");
+    assert!(stderr(&o).contains("[wrepl] restored 1 block(s)"), "{}", stderr(&o));
+    // --quiet: the same run prints no note; the result, a script's error and the summary still show.
+    let o = run(&[
+        "eval",
+        "--quiet",
+        "--session",
+        "q",
+        "--snapshot-after",
+        "never",
+        "-e",
+        "a + 2",
+        "-e",
+        "throw new Error('shown')",
+    ]);
+    assert_eq!(stdout(&o).trim(), "3");
+    assert!(!stderr(&o).contains("restored"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Error: shown") && stderr(&o).contains("1 of 2 snippets failed"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1));
+}

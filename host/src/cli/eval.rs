@@ -99,7 +99,7 @@ pub(crate) fn print_restore_report(repl: &wrepl::Repl, out: &Output) {
         eprintln!("[wrepl] {}", out.safe(note));
     }
     if !r.blocks.is_empty() || r.snapshot.is_some() {
-        eprintln!("[wrepl] {}", r.summary);
+        super::note(format!("[wrepl] {}", r.summary));
     }
     for b in
         r.blocks.iter().filter(|b| b.verdict == wrepl::replay::player::Verdict::Drift || !b.outcome_unknown.is_empty())

@@ -38,6 +38,21 @@ pub(crate) struct Cli {
     /// The interactive REPL's flags, when there is no subcommand.
     #[command(flatten)]
     repl: repl::ReplArgs,
+    /// Print no notes on stderr (where settings came from, what a resumed
+    /// session restored, the REPL's banner); warnings, errors and what the
+    /// scripts print still show.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+}
+
+/// Set by `--quiet`: [`note`] prints nothing.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A note for the person at the terminal, on stderr, unless `--quiet`.
+pub(crate) fn note(text: impl std::fmt::Display) {
+    if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("{text}");
+    }
 }
 
 /// The subcommands.
@@ -75,6 +90,7 @@ enum Command {
 /// Run the parsed command; the exit status on success, an error (exit 2) when
 /// it could not run.
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let Some(command) = cli.command else {
         use clap::CommandFactory as _;
         use std::io::IsTerminal as _;
@@ -329,7 +345,7 @@ impl SessionArgs {
                 _ => from.clone(),
             };
             let n = wrepl::context::fork_log(&*store, &parent, &log)?;
-            eprintln!("wrepl: forked {from:?} into {log:?} ({n} events)");
+            note(format!("wrepl: forked {from:?} into {log:?} ({n} events)"));
         }
         Ok(Some((log, store)))
     }
@@ -347,10 +363,10 @@ fn mcp_config_file(p: &PolicyArgs) -> anyhow::Result<Option<PathBuf>> {
             };
             let found = project.join(".mcp.json");
             if found.is_file() {
-                eprintln!("wrepl: MCP servers from {}", found.display());
+                note(format!("wrepl: MCP servers from {}", found.display()));
                 Ok(Some(found))
             } else {
-                eprintln!("wrepl: --mcp-config auto: no .mcp.json in {}", project.display());
+                note(format!("wrepl: --mcp-config auto: no .mcp.json in {}", project.display()));
                 Ok(None)
             }
         }
@@ -602,7 +618,7 @@ fn load_settings(p: &PolicyArgs, project: &std::path::Path) -> anyhow::Result<Lo
                 None
             }
             Some(f) => {
-                eprintln!("wrepl: settings from {}", f.display());
+                note(format!("wrepl: settings from {}", f.display()));
                 Some(f)
             }
             None => None,
@@ -623,7 +639,7 @@ fn load_settings(p: &PolicyArgs, project: &std::path::Path) -> anyhow::Result<Lo
             if !f.is_file() {
                 continue;
             }
-            eprintln!("wrepl: settings from {}", f.display());
+            note(format!("wrepl: settings from {}", f.display()));
             let (s, r) = read_settings(&f, project)?;
             settings.permissions.allow.extend(s.permissions.allow);
             settings.permissions.ask.extend(s.permissions.ask);

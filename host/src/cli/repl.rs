@@ -149,7 +149,10 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    eprintln!("wrepl {}: JavaScript in a sealed sandbox. .help for help, Ctrl-D to leave.", env!("CARGO_PKG_VERSION"));
+    super::note(format!(
+        "wrepl {}: JavaScript in a sealed sandbox. .help for help, Ctrl-D to leave.",
+        env!("CARGO_PKG_VERSION")
+    ));
     loop {
         let (ed, line) = read(editor, "> ").await?;
         editor = ed;
