@@ -574,3 +574,33 @@ fn quiet_drops_the_notes_but_not_warnings_errors_or_output() {
     assert!(stderr(&o).contains("Error: shown") && stderr(&o).contains("1 of 2 snippets failed"), "{}", stderr(&o));
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_line_definition() {
+    // bash: the script defines the completion function, and bash takes it.
+    let o = wrepl(&["completions", "bash"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = stdout(&o);
+    assert!(script.contains("_wrepl()") && script.contains("serve") && script.contains("--allow"), "{script}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wrepl.bash"), &script).unwrap();
+    let b = Command::new("bash")
+        .args(["-c", "source ./wrepl.bash && complete -p wrepl"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&b.stdout).contains("-F _wrepl wrepl"), "{b:?}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let o = wrepl(&["completions", shell]);
+        assert!(o.status.success() && stdout(&o).contains("wrepl"), "{shell}: {}", stderr(&o));
+    }
+    let o = wrepl(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2), "an unknown shell is refused");
+    // The man page: roff with the name, the options and the subcommands.
+    let o = wrepl(&["man"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = stdout(&o);
+    for want in [".TH wrepl 1", ".SH NAME", "\\-\\-allow", "serve", "completions"] {
+        assert!(page.contains(want), "{want:?} in the man page:\n{page}");
+    }
+}

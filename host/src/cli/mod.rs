@@ -85,6 +85,15 @@ enum Command {
         #[command(subcommand)]
         command: store::StoreCommand,
     },
+    /// Print a shell completion script for wrepl, e.g.
+    /// `wrepl completions bash > ~/.local/share/bash-completion/completions/wrepl`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print wrepl's manual page (roff), e.g. `wrepl man > ~/.local/share/man/man1/wrepl.1`.
+    Man,
 }
 
 /// Run the parsed command; the exit status on success, an error (exit 2) when
@@ -121,6 +130,29 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(args),
         Command::Log { command } => log::run(command).await,
         Command::Store { command } => store::run(command),
+        Command::Completions { shell } => {
+            use clap::CommandFactory as _;
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "wrepl", &mut text);
+            print_all(&text)
+        }
+        Command::Man => {
+            use clap::CommandFactory as _;
+            let mut text = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut text)?;
+            print_all(&text)
+        }
+    }
+}
+
+/// Write `bytes` to stdout; a reader that stopped early (a closed pipe, as
+/// with `| head`) is no error.
+fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
     }
 }
 
