@@ -604,3 +604,27 @@ fn completions_and_the_man_page_come_from_the_command_line_definition() {
         assert!(page.contains(want), "{want:?} in the man page:\n{page}");
     }
 }
+
+#[test]
+fn images_are_described_or_saved_never_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend((0u8..200).collect::<Vec<_>>());
+    std::fs::write(dir.path().join("p.png"), &png).unwrap();
+    let code = "(await Read({file_path: 'p.png'})).bytes";
+    let o = wrepl_at(dir.path(), &["eval", "-e", code]);
+    assert_eq!(stdout(&o).trim(), "208");
+    assert!(
+        stderr(&o).contains("holds an image (image/png, 208 bytes)") && stderr(&o).contains("--media-dir"),
+        "{}",
+        stderr(&o)
+    );
+    let o = wrepl_at(dir.path(), &["eval", "--media-dir", "out", "-e", code]);
+    assert!(stderr(&o).contains("saved to out/snippet0-1.png"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.path().join("out/snippet0-1.png")).unwrap(), png, "the saved bytes are the image's");
+    let o = wrepl_at(dir.path(), &["eval", "--json", "--media-dir", "j", "-e", code]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["media"][0]["type"], "image");
+    assert_eq!(v["media"][0]["bytes"], 208);
+    assert_eq!(v["media"][0]["file"], "j/snippet0-1.png");
+}

@@ -57,6 +57,65 @@ pub(crate) struct EvalArgs {
     /// otherwise a question on stdin, when the code does not come from it).
     #[arg(long)]
     no_ask: bool,
+    /// Save the images and PDFs tool calls return into DIR (created if
+    /// missing), as `snippet<N>-<M>.<ext>`, each named on stderr (and in
+    /// `--json`'s `media`). Without it they are only described.
+    #[arg(long, value_name = "DIR")]
+    media_dir: Option<std::path::PathBuf>,
+}
+
+/// The images and PDFs of snippet `index`'s result: saved into `dir` when
+/// given, and described (kind, type, size, file) for stderr and `--json`.
+pub(crate) fn media_of(
+    r: &wrepl::EvalResult,
+    index: usize,
+    dir: Option<&std::path::Path>,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    use base64::Engine as _;
+    let mut out = Vec::new();
+    for (n, m) in r.media.iter().enumerate() {
+        let (kind, mime, data) = match m {
+            wrepl::Media::Image { mime, data } => ("image", mime.as_str(), data),
+            wrepl::Media::Pdf { data } => ("pdf", "application/pdf", data),
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .with_context(|| format!("the {kind} of snippet {index} is not valid base64"))?;
+        let ext = match mime {
+            "image/png" => "png",
+            "image/jpeg" => "jpg",
+            "image/gif" => "gif",
+            "image/webp" => "webp",
+            "application/pdf" => "pdf",
+            _ => "bin",
+        };
+        let file = match dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).with_context(|| format!("--media-dir {}", d.display()))?;
+                let f = d.join(format!("snippet{index}-{}.{ext}", n + 1));
+                std::fs::write(&f, &bytes).with_context(|| format!("writing {}", f.display()))?;
+                Some(f.display().to_string())
+            }
+            None => None,
+        };
+        out.push(serde_json::json!({"type": kind, "mime": mime, "bytes": bytes.len(), "file": file}));
+    }
+    Ok(out)
+}
+
+/// One line per image or PDF on stderr: where it was saved, or that it was
+/// not shown and how to keep it.
+pub(crate) fn note_media(media: &[serde_json::Value]) {
+    for m in media {
+        let kind = if m["type"] == "pdf" { "a PDF" } else { "an image" };
+        let what = format!("{kind} ({}, {} bytes)", m["mime"].as_str().unwrap_or(""), m["bytes"]);
+        match m["file"].as_str() {
+            Some(f) => eprintln!("[wrepl] {what} saved to {}", wrepl::text::terminal_safe(f)),
+            None => {
+                eprintln!("[wrepl] the result holds {what}, which a terminal cannot show: --media-dir DIR saves it")
+            }
+        }
+    }
 }
 
 /// How results are printed: escaped or raw, errors in colour or not.
@@ -150,6 +209,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         store,
         text_cap,
         no_ask,
+        media_dir,
     } = args;
     let o = Output::for_terminal(raw);
     let wait = match wait {
@@ -198,6 +258,7 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         let opts = EvalOptions { timeout, fuel, ..EvalOptions::default() };
         let r = repl.run(Evaluation::new(code.as_str(), &opts, repl.limits())?).await?;
         failed += usize::from(r.failed());
+        let media = media_of(&r, index, media_dir.as_deref())?;
         if json {
             // A value too big to carry as JSON is its marked text, never a
             // bare null; any other value is printed whole.
@@ -226,12 +287,14 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                     "script_ms": r.script_ms,
                     "wall_ms": r.wall_ms,
                     "cost": r.cost,
+                    "media": media,
                 }),
             )?;
             writeln!(out)?;
             out.flush()?;
         } else {
             print_result(&r, &o)?;
+            note_media(&media);
         }
     }
     drop(repl);

@@ -45,6 +45,10 @@ pub(crate) struct ReplArgs {
     /// ~/.local/state/wrepl/history); `--history ''` keeps none.
     #[arg(long, value_name = "FILE")]
     history: Option<std::ffi::OsString>,
+    /// Save the images and PDFs tool calls return into DIR, each named on
+    /// stderr; without it they are only described.
+    #[arg(long, value_name = "DIR")]
+    media_dir: Option<PathBuf>,
 }
 
 /// The line editor's view of the code: more lines while it is cut short.
@@ -102,7 +106,7 @@ async fn read(mut editor: LineEditor, prompt: &'static str) -> anyhow::Result<(L
 
 /// Run the interactive REPL until Ctrl-D or `.exit`.
 pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
-    let ReplArgs { timeout, fuel, policy, session, store, history } = args;
+    let ReplArgs { timeout, fuel, policy, session, store, history, media_dir } = args;
     if !std::io::stdin().is_terminal() {
         anyhow::bail!("the interactive REPL needs a terminal on stdin; to run code from a pipe, use `wrepl eval`");
     }
@@ -141,6 +145,8 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
 
     let config = rustyline::Config::builder().auto_add_history(false).max_history_size(10_000)?.build();
     let mut editor: LineEditor = Editor::with_config(config)?;
+    // Evaluations so far (names the media files of each).
+    let mut evaluated = 0usize;
     editor.set_helper(Some(Lines));
     if let Some(h) = &history {
         if h.exists() {
@@ -251,6 +257,11 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                     eprintln!("{}", out.paint_error("interrupted"));
                 }
                 print_result(&r, &out)?;
+                evaluated += 1;
+                match super::eval::media_of(&r, evaluated, media_dir.as_deref()) {
+                    Ok(media) => super::eval::note_media(&media),
+                    Err(e) => eprintln!("{}", out.paint_error(&format!("wrepl: {e:#}"))),
+                }
             }
             Err(e) => {
                 eprintln!("{}", out.paint_error(&format!("wrepl: {}", wrepl::text::terminal_safe(&e.to_string()))))
