@@ -757,7 +757,7 @@ async fn registered_tool_calls_pass_hooks_rules_events_and_records() {
     let res = r.call_registered("double", json!({"n": 21}), Default::default()).await.unwrap();
     assert_eq!(ok(&res), json!(42));
     assert_eq!(asked.lock().unwrap().as_slice(), ["eval_registered__double: Execute registered tool \"double\""]);
-    // ...an allow rule naming exactly the tool pre-approves it
+    // ...nor does an allow rule naming exactly the tool: the person is asked
     asked.lock().unwrap().clear();
     env.events.lock().unwrap().clear();
     let mut r =
@@ -765,7 +765,7 @@ async fn registered_tool_calls_pass_hooks_rules_events_and_records() {
     ok(&ev(&mut r, DOUBLE).await);
     let res = r.call_registered("double", json!({"n": 21}), Default::default()).await.unwrap();
     assert_eq!(ok(&res), json!(42));
-    assert!(asked.lock().unwrap().is_empty(), "{:?}", asked.lock().unwrap());
+    assert_eq!(asked.lock().unwrap().as_slice(), ["eval_registered__double: Execute registered tool \"double\""]);
     let record = res.calls.last().expect("a record of the call");
     assert_eq!(
         (record.tool.as_str(), record.ok, record.input.value()),

@@ -82,21 +82,21 @@ async fn registered_tools_always_ask() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_allow_rule_naming_a_registered_tool_pre_approves_it() {
+async fn no_allow_rule_skips_a_registered_tools_question() {
     let dir = tempfile::tempdir().unwrap();
-    let mut r = builder().roots([dir.path()]).allow(["eval_registered__double"]).build().await.unwrap();
-    ok(&ev(&mut r, DOUBLE).await);
-    ok(&ev(&mut r, "registerTool('triple', 't', {type: 'object'}, () => 3)").await);
-    // No approver at all: the named tool runs, the other still asks (and is refused).
-    let res = r.call_registered("double", json!({"n": 4}), EvalOptions::default()).await.unwrap();
-    assert_eq!(ok(&res), json!({"doubled": 8}));
-    let res = r.call_registered("triple", json!({}), EvalOptions::default()).await.unwrap();
-    assert_eq!(err(&res).0, "PermissionDenied");
-    // A pattern is not a name: it does not pre-approve.
-    let mut r = builder().roots([dir.path()]).allow(["eval_registered__double(*)"]).build().await.unwrap();
-    ok(&ev(&mut r, DOUBLE).await);
-    let res = r.call_registered("double", json!({"n": 4}), EvalOptions::default()).await.unwrap();
-    assert_eq!(err(&res).0, "PermissionDenied");
+    // Neither a rule naming the tool nor a pattern answers for the person:
+    // with nobody to ask, the call is refused, and the message says so.
+    for rule in ["eval_registered__double", "eval_registered__double(*)"] {
+        let mut r = builder().roots([dir.path()]).allow([rule]).build().await.unwrap();
+        let marking =
+            "registerTool('double', 'd', {type: 'object'}, async ({n}) => { globalThis.ran = true; return n * 2 })";
+        ok(&ev(&mut r, marking).await);
+        let res = r.call_registered("double", json!({"n": 4}), EvalOptions::default()).await.unwrap();
+        let (name, message) = err(&res);
+        assert_eq!(name, "PermissionDenied", "{rule}");
+        assert!(message.contains("registered tools always ask, and nobody can be asked"), "{rule}: {message}");
+        assert_eq!(ok(&ev(&mut r, "globalThis.ran === undefined").await), json!(true), "{rule}: the handler never ran");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

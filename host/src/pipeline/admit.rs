@@ -164,13 +164,12 @@ impl Dispatcher {
                 None => format!("permission to use {tool_name} was not granted"),
             },
         };
-        // An allow rule naming exactly this tool (no pattern) pre-approves
-        // one that would always ask (a registered tool).
-        let named_allow = matched.as_ref().is_some_and(|m| m.decision == Decision::Allow && m.rule == tool_name);
         let rule = matched.as_ref().map(|m| m.rule.clone());
         let hook_said = hook_decision;
         let (mut decision, mut why) = decide(tool_name, matched, hook_decision, hook_reason, (fallback, fallback_why));
-        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny && !named_allow) {
+        // A tool that always asks (a registered tool) asks whatever the
+        // allow rules say; only a deny (rule or hook) answers first.
+        if let Some(q) = always_ask.filter(|_| decision != Decision::Deny) {
             (decision, why) = (Decision::Ask, q.to_string());
         }
         let hook = hook_said.map(|d| match d {
