@@ -117,6 +117,13 @@ pub fn context_log_name(session: &str, key: &str) -> String {
     named_log_name(session, key, MAIN)
 }
 
+/// The log of context `key` under session boundary `boundary` of the named
+/// session `session`: [`context_log_name`] for the [`MAIN`] boundary, a log
+/// of its own for any other (a new boundary starts a fresh context).
+pub fn boundary_log_name(session: &str, key: &str, boundary: &str) -> String {
+    named_log_name(session, key, boundary)
+}
+
 /// Start the log `into` as a copy of the log `from`, verified first (a
 /// forged parent must not become a child that verifies), so that resuming
 /// `into` rebuilds the context `from` had; `from` is left as it is. Refused

@@ -628,3 +628,46 @@ fn images_are_described_or_saved_never_dropped() {
     assert_eq!(v["media"][0]["bytes"], 208);
     assert_eq!(v["media"][0]["file"], "j/snippet0-1.png");
 }
+
+#[test]
+fn a_boundary_id_continues_its_context_and_a_new_one_starts_fresh() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("WREPL_STORE")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o).trim().to_string()
+    };
+    assert_eq!(run(&["eval", "--session", "s", "--boundary", "b1", "-e", "let x = 1; x"]), "1");
+    assert_eq!(run(&["eval", "--session", "s", "--boundary", "b1", "-e", "x + 1"]), "2", "the same id continues");
+    assert_eq!(
+        run(&["eval", "--session", "s", "--boundary", "b2", "-e", "typeof x"]),
+        "undefined",
+        "a new id starts fresh"
+    );
+    assert_eq!(run(&["eval", "--session", "s", "-e", "typeof x"]), "undefined", "the main boundary is another");
+    assert_eq!(run(&["eval", "--session", "s", "--boundary", "b1", "-e", "x + 2"]), "3", "an earlier id continues");
+    // Each boundary has its log, and its blocks record the boundary.
+    let list = run(&["log", "list"]);
+    assert!(list.contains("s.main.b1") && list.contains("s.main.b2"), "{list}");
+    let blocks = run(&["log", "export", "s.main.b1", "--format", "jsonl"]);
+    let recorded: Vec<serde_json::Value> = blocks
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["type"] == "block")
+        .collect();
+    assert_eq!(recorded.len(), 3, "{blocks}");
+    assert!(recorded.iter().all(|b| b["boundary"] == "b1"), "{blocks}");
+    // Without --session it is refused, as --context is.
+    let o = Command::new(env!("CARGO_BIN_EXE_wrepl")).args(["eval", "--boundary", "b1", "-e", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give --session NAME"), "{}", stderr(&o));
+}

@@ -218,7 +218,9 @@ pub(crate) async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         Some(w) => Some(std::time::Duration::try_from_secs_f64(w).unwrap_or(std::time::Duration::MAX)),
     };
     let snapshot_after = session.snapshot_after();
+    let boundary = session.boundary();
     let session = session.log(&store)?.map(|(name, store)| SessionConfig {
+        boundary,
         on_tamper,
         wait,
         snapshot_after,

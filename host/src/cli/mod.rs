@@ -321,6 +321,11 @@ pub(crate) struct SessionArgs {
     /// of its own, as the MCP server and the library keep them. Needs --session.
     #[arg(long, value_name = "KEY")]
     context: Option<String>,
+    /// The session boundary (a conversation segment's id, say): the same id continues its context, a
+    /// new one starts a fresh context with a log of its own (variables, timers and console start
+    /// over), and going back to an earlier id continues that one. Default `main`. Needs --session.
+    #[arg(long, value_name = "ID")]
+    boundary: Option<String>,
     /// Start the session (or the context) as a copy of another one's log, `NAME` or `NAME:KEY`
     /// (verified first, left unchanged): the new context has its variables and tools, and records
     /// apart from it. Only for a session that has no log yet; later runs use --session alone.
@@ -348,6 +353,11 @@ fn parse_snapshot_after(s: &str) -> Result<SnapshotAfter, String> {
 }
 
 impl SessionArgs {
+    /// The session boundary recorded with new blocks (`main` by default).
+    pub(crate) fn boundary(&self) -> String {
+        self.boundary.clone().unwrap_or_else(|| wrepl::context::MAIN.to_string())
+    }
+
     /// The session's snapshot policy ([`wrepl::SessionConfig::snapshot_after`]).
     pub(crate) fn snapshot_after(&self) -> Option<std::time::Duration> {
         match self.snapshot_after {
@@ -360,16 +370,24 @@ impl SessionArgs {
     /// without `--session`.
     pub(crate) fn log(&self, store: &StoreArgs) -> anyhow::Result<Option<(String, Arc<dyn LogStore>)>> {
         let Some(session) = &self.session else {
-            if self.context.is_some() || self.fork.is_some() {
-                anyhow::bail!("invalid input: --context and --fork name a context of a session: give --session NAME");
+            if self.context.is_some() || self.fork.is_some() || self.boundary.is_some() {
+                anyhow::bail!(
+                    "invalid input: --context, --boundary and --fork name a context of a session: give --session NAME"
+                );
             }
             return Ok(None);
         };
-        let log = match self.context.as_deref() {
+        let key = match self.context.as_deref() {
             Some("") => anyhow::bail!("invalid input: --context must not be empty"),
-            Some(key) => wrepl::context::context_log_name(session, key),
-            None => session.clone(),
+            Some(key) => key,
+            None => wrepl::context::MAIN,
         };
+        let boundary = match self.boundary.as_deref() {
+            Some("") => anyhow::bail!("invalid input: --boundary must not be empty"),
+            Some(b) => b,
+            None => wrepl::context::MAIN,
+        };
+        let log = wrepl::context::boundary_log_name(session, key, boundary);
         let store = store.open_store()?;
         if let Some(from) = &self.fork {
             let parent = match from.split_once(':') {

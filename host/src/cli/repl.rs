@@ -118,8 +118,11 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         None => default_history(),
     };
     let snapshot_after = session.snapshot_after();
-    let session_config =
-        session.log(&store)?.map(|(name, store)| SessionConfig { snapshot_after, ..SessionConfig::new(name, store) });
+    let session_config = session.log(&store)?.map(|(name, store)| SessionConfig {
+        snapshot_after,
+        boundary: session.boundary(),
+        ..SessionConfig::new(name, store)
+    });
     let mcp = downstream(&policy).await?;
     let (approver, mut asks) = TerminalApprover::new();
     let mut template =
