@@ -971,3 +971,29 @@ async fn printed_client_configurations_work() {
     assert!(dir.path().join("p.txt").exists());
     service.cancel().await.unwrap();
 }
+
+/// The `boundary` argument: the same id continues the context's variables,
+/// a new one starts them fresh, an earlier one continues where it was, and
+/// a call without one stays at the current boundary.
+#[tokio::test]
+async fn a_boundary_argument_starts_and_continues_contexts() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = start_stdio(client(true, "x"), dir.path(), &[]).await;
+    let value = |r: &CallToolResult| structured(r)["result"].clone();
+    let r = call(&service, "repl", json!({"code": "let v = 1; v", "boundary": "b1"})).await;
+    assert_eq!(value(&r), json!(1), "{r:?}");
+    let r = call(&service, "repl", json!({"code": "v + 1", "boundary": "b1"})).await;
+    assert_eq!(value(&r), json!(2), "the same boundary continues: {r:?}");
+    let r = call(&service, "repl", json!({"code": "typeof v", "boundary": "b2"})).await;
+    assert_eq!(value(&r), json!("undefined"), "a new boundary starts fresh: {r:?}");
+    let r = call(&service, "repl", json!({"code": "v + 2", "boundary": "b1"})).await;
+    assert_eq!(value(&r), json!(3), "an earlier boundary continues where it was: {r:?}");
+    let r = call(&service, "repl", json!({"code": "v + 3"})).await;
+    assert_eq!(value(&r), json!(4), "no boundary: the current one: {r:?}");
+    for bad in [json!(""), json!(7), json!("x".repeat(129))] {
+        let r = call(&service, "repl", json!({"code": "1", "boundary": bad})).await;
+        assert_eq!(r.is_error, Some(true), "{bad}: {r:?}");
+        assert!(text(&r).contains("`boundary` must be"), "{}", text(&r));
+    }
+    service.cancel().await.unwrap();
+}

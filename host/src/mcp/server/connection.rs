@@ -404,7 +404,8 @@ pub(super) async fn ensure_repl<'a>(
         *state = Some(ContextManager::named(template, Some(hub.store.clone()), ctx.id.clone()).lease_wait(wait));
     }
     let contexts = state.as_mut().expect("built above");
-    let (repl, status) = contexts.get(MAIN, MAIN, Hydration::Resume).await?;
+    let boundary = lock(&ctx.boundary).clone();
+    let (repl, status) = contexts.get(MAIN, &boundary, Hydration::Resume).await?;
     if let ContextStatus::Built { .. } = status {
         if let Some(r) = repl.restore_report().filter(|r| !r.blocks.is_empty() || !r.notes.is_empty()) {
             options.metrics.replay(r.notes.iter().any(|n| n.starts_with("took the session over")));

@@ -605,6 +605,9 @@ pub(super) struct Ctx {
     last_used: Mutex<Instant>,
     /// Its guest memory after its last call, in bytes.
     pub(super) memory: std::sync::atomic::AtomicU64,
+    /// The session boundary its calls run under (`main` until a call names
+    /// another): a new one starts a fresh context with a log of its own.
+    pub(super) boundary: Mutex<String>,
     /// When the store last heard that it was used.
     stored_touch: Mutex<Option<Instant>>,
 }
@@ -638,6 +641,7 @@ impl Ctx {
             progress_tx,
             last_used: Mutex::new(Instant::now()),
             memory: std::sync::atomic::AtomicU64::new(0),
+            boundary: Mutex::new(crate::context::MAIN.to_string()),
             stored_touch: Mutex::new(None),
         }
     }

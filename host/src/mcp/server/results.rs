@@ -25,6 +25,7 @@ pub(super) fn repl_schema() -> JsonObject {
                 crate::budget::hard_limit_ms()
             )},
             "context": {"type": "string", "description": "The context handle a previous result gave (its `context`), to continue that context; omit it to start a fresh one."},
+            "boundary": {"type": "string", "description": "A session boundary id (a conversation segment's, say): the same id continues the context's variables; a new one starts them fresh (an earlier one continues where it was)."},
             "fork": {"type": "string", "description": "Instead of `context`: a context handle to copy. The call runs in a new context that starts with that context's variables and tools; the original is left unchanged."}
         },
         "required": ["code"],

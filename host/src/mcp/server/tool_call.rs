@@ -211,11 +211,23 @@ impl WreplServer {
             let Some(code) = args.get("code").and_then(Value::as_str).map(str::to_string) else {
                 return Ok(input_error("invalid input: `code` (a string of JavaScript) is required").into());
             };
-            if let Some(k) = args.keys().find(|k| !matches!(k.as_str(), "code" | "description" | "timeout")) {
+            if let Some(k) =
+                args.keys().find(|k| !matches!(k.as_str(), "code" | "description" | "timeout" | "boundary"))
+            {
                 return Ok(input_error(format!(
-                    "invalid input: unknown field {k:?} (expected code, description, timeout, context, fork)"
+                    "invalid input: unknown field {k:?} (expected code, description, timeout, boundary, context, fork)"
                 ))
                 .into());
+            }
+            match args.get("boundary") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(b)) if !b.is_empty() && b.len() <= 128 => *lock(&ctx.boundary) = b.clone(),
+                Some(_) => {
+                    return Ok(input_error(
+                        "invalid input: `boundary` must be a non-empty string of at most 128 characters",
+                    )
+                    .into())
+                }
             }
             if self.conn.options.async_mode && !modern && handle.is_none() {
                 let timeout = match Budget::from_json(args.get("timeout")).map_err(ReplError::from) {
