@@ -350,6 +350,13 @@ pub(super) fn steers_later_commands(name: &str) -> bool {
                 | "LESSCLOSE"
                 | "BROWSER"
                 | "SHELL"
+                // Options the commands with read-only tables read from the
+                // environment (`--to-command`, `--pre` could come this way).
+                | "TAR_OPTIONS"
+                | "RIPGREP_CONFIG_PATH"
+                | "GREP_OPTIONS"
+                | "AWKPATH"
+                | "AWKLIBPATH"
         )
         || name.starts_with("GIT_")
 }

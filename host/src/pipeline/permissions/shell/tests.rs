@@ -136,6 +136,8 @@ fn programs_that_run_code_never_match_allow_rules() {
         "declare 'a[$(touch pwn)]=1'",
         "export PATH=/tmp/evil:/bin",
         "export GIT_SSH_COMMAND='touch pwn'",
+        "export TAR_OPTIONS=--to-command=sh",
+        "export RIPGREP_CONFIG_PATH=./rc",
         "export PATH=.:$PATH",
         "export \"$n\"=x",
         "export $assignment",
