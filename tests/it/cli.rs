@@ -671,3 +671,14 @@ fn a_boundary_id_continues_its_context_and_a_new_one_starts_fresh() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("give --session NAME"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_long_failed_call_message_is_cut_with_a_marker_in_failed_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = wrepl_at(dir.path(), &["eval", "--json", "-e", "await cat('x'.repeat(600) + '.txt')"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap_or_default()).unwrap();
+    let cut = v["failed_calls"][0]["message"].as_str().unwrap_or_default();
+    assert!(cut.contains("…[cut: ") && cut.ends_with("the whole message is in calls]"), "{cut}");
+    let whole = v["calls"].as_array().unwrap().iter().find(|c| c["type"] == "tool_result").unwrap();
+    assert!(whole.to_string().contains(&"x".repeat(600)), "{whole}");
+}

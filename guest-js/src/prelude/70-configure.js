@@ -44,7 +44,9 @@
       }
       if (r.exitCode !== 0) {
         const why = r.exitCode === null ? "was killed by signal " + r.signal : "exited with code " + r.exitCode;
-        const detail = (r.stderr || r.stdout || "").trim().slice(-2000);
+        const whole = (r.stderr || r.stdout || "").trim();
+        // The message keeps the end of the output; e.stdout and e.stderr keep all of it.
+        const detail = whole.length > 2000 ? "…[the last 2000 of " + whole.length + " characters; e.stderr and e.stdout hold all] " + whole.slice(-2000) : whole;
         const e = new ErrorCtor("the command " + why + (detail ? ": " + detail : ""));
         e.name = "ShellError";
         e.exitCode = r.exitCode; e.signal = r.signal; e.stdout = r.stdout; e.stderr = r.stderr;

@@ -320,7 +320,12 @@ fn failed_calls(r: &wrepl::EvalResult) -> Vec<serde_json::Value> {
         .filter(|c| !c.ok)
         .map(|c| {
             let out = c.output.value();
-            let message: String = out["message"].as_str().unwrap_or(&c.text).chars().take(500).collect();
+            let whole = out["message"].as_str().unwrap_or(&c.text);
+            let mut message: String = whole.chars().take(500).collect();
+            if message.len() < whole.len() {
+                message
+                    .push_str(&format!("…[cut: {} characters; the whole message is in calls]", whole.chars().count()));
+            }
             serde_json::json!({"id": c.id, "tool": c.tool, "kind": out["kind"], "message": message})
         })
         .collect()

@@ -78,8 +78,10 @@ pub(super) fn decide(
 }
 
 pub(super) fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> Result<(), CallFailure> {
-    let errors: Vec<String> = v
-        .iter_errors(value)
+    // The first five errors are shown; the rest are counted.
+    let mut all = v.iter_errors(value);
+    let mut errors: Vec<String> = all
+        .by_ref()
         .take(5)
         .map(|e| {
             let at = e.instance_path().to_string();
@@ -90,6 +92,10 @@ pub(super) fn validate(tool: &str, v: &jsonschema::Validator, value: &Value) -> 
             }
         })
         .collect();
+    let more = all.take(10_000).count();
+    if more > 0 {
+        errors.push(format!("and {more} more error{}", if more == 1 { "" } else { "s" }));
+    }
     if errors.is_empty() {
         Ok(())
     } else {

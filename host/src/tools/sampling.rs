@@ -145,8 +145,12 @@ pub fn parse_structured(reply: &str, schema: &Value) -> Result<Value, ToolError>
         let shown: String = reply.chars().take(300).collect();
         ToolError::Failed(format!("the model's reply is not JSON ({e}); it began: {shown:?}"))
     })?;
-    let errors: Vec<String> =
-        validator.iter_errors(&value).take(5).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    let mut all = validator.iter_errors(&value);
+    let mut errors: Vec<String> = all.by_ref().take(5).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    let more = all.take(10_000).count();
+    if more > 0 {
+        errors.push(format!("and {more} more error{}", if more == 1 { "" } else { "s" }));
+    }
     if !errors.is_empty() {
         return Err(ToolError::Failed(format!("the model's reply does not match the schema: {}", errors.join("; "))));
     }

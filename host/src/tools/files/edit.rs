@@ -201,6 +201,12 @@ fn snippet(content: &[u8], at: usize, len: usize) -> String {
             continue;
         }
         if n > to {
+            // The excerpt stops; say how far the replacement goes on.
+            // The replacement's last line (a final newline ends it).
+            let last = first + span - u64::from(span > 0 && content[..end].ends_with(b"\n"));
+            if last > to {
+                s.push_str(&format!("     …\t(the replacement goes on to line {last}; Read shows the rest)\n"));
+            }
             break;
         }
         let text = String::from_utf8_lossy(strip_eol(line));

@@ -209,6 +209,15 @@ async fn edit_single_multiple_and_replace_all() {
     let err =
         call(&Edit, &e, json!({"file_path": "e.txt", "old_string": "nope", "new_string": "x"})).await.unwrap_err();
     assert!(matches!(&err, ToolError::InvalidInput(m) if m.contains("not found")));
+
+    // A replacement longer than the excerpt: the excerpt says where it ends.
+    let long: String = (1..=40).map(|i| format!("row {i}\n")).collect();
+    let out =
+        call(&Edit, &e, json!({"file_path": "e.txt", "old_string": "one 2\n", "new_string": long})).await.unwrap();
+    assert!(out.text.contains("the replacement goes on to line 40"), "{}", out.text);
+    assert!(!out.text.contains("row 30"), "{}", out.text);
+    let restore = call(&Edit, &e, json!({"file_path": "e.txt", "old_string": long, "new_string": "one 2\n"}));
+    restore.await.unwrap();
     for bad in [json!({"old_string": "", "new_string": "x"}), json!({"old_string": "baz", "new_string": "baz"})] {
         let mut input = bad;
         input["file_path"] = json!("e.txt");
