@@ -896,14 +896,30 @@ pub(super) fn sed_script(script: &str) -> Result<(), String> {
 /// `||` is the logical or), `>` and `>>` (output to a file; a comparison
 /// `a > b` too, which this scanner does not tell apart, while `>=` passes),
 /// `getline` (reads commands or other files), `close`, `fflush`, and `@`
-/// (gawk's `@load`, `@include` and indirect calls).
+/// (gawk's `@load`, `@include` and indirect calls), and a `/` right after
+/// `++` or `--` (gawk reads `y++ / 2` as a division, mawk `/ 2 …/` as a
+/// regex: skipped as a regex, code could hide there).
 pub(super) fn awk_script(script: &str) -> Result<(), String> {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
     // Whether a `/` here starts a regex (no operand just before it).
     let mut operand_before = false;
+    // Whether the last token was `++` or `--`.
+    let mut inc_dec = false;
     while i < chars.len() {
         let c = chars[i];
+        if !c.is_whitespace() || c == '\n' {
+            let this = (c == '+' || c == '-') && chars.get(i + 1) == Some(&c);
+            if c == '/' && inc_dec {
+                return Err("has `/` after `++` or `--`, which awks read as a division or as a regex".into());
+            }
+            inc_dec = this;
+            if this {
+                i += 2;
+                operand_before = false;
+                continue;
+            }
+        }
         match c {
             '"' => {
                 i += 1;
@@ -1130,6 +1146,9 @@ mod tests {
             "{print \"unterminated}",
             "/unterminated",
             "{printf \"%s\", $1 > \"/dev/stderr\"}",
+            // gawk divides here and runs system(); skipped as a regex it would hide.
+            "{ y++ / 1; system(\"id\"); z = 1 / 2 }",
+            "{ y-- /1; system(\"id\"); z = 1/2 }",
         ] {
             assert!(awk_script(bad).is_err(), "{bad}");
         }
