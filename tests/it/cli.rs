@@ -236,13 +236,16 @@ fn wrepl_at(dir: &std::path::Path, args: &[&str]) -> Output {
     wrepl_home(dir, dir, args)
 }
 
-/// `wrepl` in `cwd`, with HOME `home` (and no XDG_CONFIG_HOME).
+/// `wrepl` in `cwd`, with HOME `home` (and no XDG_CONFIG_HOME, XDG_DATA_HOME
+/// or WREPL_STORE: settings and the session store are under `home`).
 fn wrepl_home(cwd: &std::path::Path, home: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wrepl"))
         .args(args)
         .current_dir(cwd)
         .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("WREPL_STORE")
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -538,18 +541,7 @@ fn the_text_cap_comes_from_the_flag_or_claude_repl_variant() {
 #[test]
 fn quiet_drops_the_notes_but_not_warnings_errors_or_output() {
     let home = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_wrepl"))
-            .args(args)
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env_remove("WREPL_STORE")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| wrepl_at(home.path(), args);
     let o = run(&["eval", "--session", "q", "-e", "let a = 1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     // Resumed: the note says what was restored.
@@ -633,16 +625,7 @@ fn images_are_described_or_saved_never_dropped() {
 fn a_boundary_id_continues_its_context_and_a_new_one_starts_fresh() {
     let home = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_wrepl"))
-            .args(args)
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env_remove("WREPL_STORE")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let o = wrepl_at(home.path(), args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         stdout(&o).trim().to_string()
     };

@@ -258,13 +258,6 @@ async fn kill_9_at_random_points_never_repeats_or_loses_a_completed_side_effect(
     );
 }
 
-fn proc_status(pid: u32, key: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().unwrap()))
-        .unwrap()
-}
-
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
@@ -325,7 +318,7 @@ async fn soak_concurrent_http_sessions_have_flat_rss_and_fds() {
         }
         // Closed sessions must release their instances.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let rss = proc_status(pid, "VmRSS:");
+        let rss = crate::support::proc_status(pid, "VmRSS:");
         let fds = open_fds(pid);
         eprintln!("soak round {round} ({:.0} s): RSS {rss} kB, {fds} fds", started.elapsed().as_secs_f64());
         samples.push((rss, fds));

@@ -107,12 +107,7 @@ fn occurrences(needle: &[u8]) -> usize {
 
 /// `VmSwap` of this process, in bytes.
 fn swapped() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmSwap:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    super::support::proc_status("self", "VmSwap:") * 1024
 }
 
 /// Ask the kernel to page out every writable anonymous mapping now.

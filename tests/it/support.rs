@@ -130,6 +130,15 @@ pub fn pids_with(marker: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The number of the `key` line (`VmRSS:`, `VmSwap:`, …, in kB) of
+/// `/proc/PID/status` (`pid` may be `self`).
+pub fn proc_status(pid: impl std::fmt::Display, key: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().unwrap()))
+        .unwrap_or_else(|| panic!("no {key} line in /proc/{pid}/status"))
+}
+
 /// True while process `pid` exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -147,7 +147,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Write `bytes` to stdout; a reader that stopped early (a closed pipe, as
 /// with `| head`) is no error.
-fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+pub(crate) fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {

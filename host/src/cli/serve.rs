@@ -7,7 +7,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use wrepl::mcp::server::{serve_http, serve_metrics, serve_stdio, HttpSecurity, ServerOptions, TokenSet, TokenSource};
+use wrepl::mcp::server::{
+    serve_http, serve_metrics, serve_stdio, token_lines, HttpSecurity, ServerOptions, TokenSet, TokenSource,
+};
 use wrepl::replay::store::LogStore;
 
 use super::{builder, default_engine, downstream, PolicyArgs, StoreArgs};
@@ -143,12 +145,9 @@ fn client_config(client: ClientKind, reach: &Reach<'_>) -> serde_json::Value {
 }
 
 /// Print `config` on stdout, whole, at once.
-fn print_config(config: &serde_json::Value) {
-    use std::io::Write as _;
-    let text = serde_json::to_string_pretty(config).unwrap_or_default();
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+fn print_config(config: &serde_json::Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(config)? + "\n";
+    super::print_all(text.as_bytes()).map(drop)
 }
 
 /// The token text a client configuration carries: the generated one, the
@@ -156,12 +155,11 @@ fn print_config(config: &serde_json::Value) {
 fn client_token(source: &Source) -> Option<String> {
     match source.as_ref()? {
         TokenSource::Generated(t) => Some(t.clone()),
-        TokenSource::CreatedFile(path) | TokenSource::File(path, _) => std::fs::read_to_string(path)
-            .ok()?
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_string),
+        TokenSource::CreatedFile(path) | TokenSource::File(path, _) => {
+            let text = std::fs::read_to_string(path).ok()?;
+            let first = token_lines(&text).next().map(|(_, t)| t.to_string());
+            first
+        }
         TokenSource::Env => std::env::var("WREPL_TOKEN").ok().map(|v| v.trim().to_string()),
     }
 }
@@ -208,7 +206,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // Over stdio the client starts the server: print how, and stop.
         let exe = std::env::current_exe()?;
         let command = exe.to_str().ok_or_else(|| anyhow::anyhow!("the path of wrepl is not UTF-8: {exe:?}"))?;
-        print_config(&client_config(client, &Reach::Stdio { command, args: &own_arguments() }));
+        print_config(&client_config(client, &Reach::Stdio { command, args: &own_arguments() }))?;
         return Ok(ExitCode::SUCCESS);
     }
     let text_cap = super::text_cap(text_cap)?;
@@ -304,7 +302,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 if let Some(client) = print_client_config {
                     let url = format!("http://{a}/mcp");
                     let token = client_token(&source);
-                    print_config(&client_config(client, &Reach::Http { url: &url, token: token.as_deref() }));
+                    let config = client_config(client, &Reach::Http { url: &url, token: token.as_deref() });
+                    if let Err(e) = print_config(&config) {
+                        eprintln!("wrepl: --print-client-config: {e}");
+                    }
                 }
             })
             .await?;

@@ -119,6 +119,12 @@ pub enum TokenSource {
     Env,
 }
 
+/// The tokens of a token file's text, each with its 0-based line number:
+/// one a line, trimmed; empty lines and lines starting with `#` are skipped.
+pub fn token_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().map(str::trim).enumerate().filter(|(_, t)| !t.is_empty() && !t.starts_with('#'))
+}
+
 impl TokenSet {
     /// A set of the given tokens; each must be [`MIN_TOKEN_CHARS`] to
     /// [`MAX_TOKEN_CHARS`] visible ASCII characters (no spaces). `origin`
@@ -207,11 +213,7 @@ impl TokenSet {
             return Ok((Self { digests: vec![Fingerprint::of(&token)] }, TokenSource::CreatedFile(path.into())));
         }
         let mut digests = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let t = line.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
+        for (n, t) in token_lines(&text) {
             check_token(t).map_err(|reason| AuthError::BadToken {
                 origin: format!("token file {} line {}", path.display(), n + 1),
                 reason,

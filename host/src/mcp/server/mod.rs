@@ -65,7 +65,7 @@ mod results;
 mod stdio;
 mod tool_call;
 
-pub use auth::{AuthError, Fingerprint, TokenSet, TokenSource};
+pub use auth::{token_lines, AuthError, Fingerprint, TokenSet, TokenSource};
 use client::{McpApprover, McpSampler};
 pub use client::{APPROVAL_INPUT_META, APPROVAL_SHOWN_CHARS};
 use connection::{async_worker, lock, AsyncBook, AsyncState, Call, CallId, Connection, ProgressTarget, Retry, Served};
