@@ -21,6 +21,8 @@ echo "node $(node --version), npm $(npm --version)"
 (cd tests/node && npm ci --no-audit --no-fund)
 # The second host of the guest: jco and a Node.js build with JSPI.
 (cd hosts/node && npm ci --no-audit --no-fund)
+# The MCP bundle: the mcpb CLI and the server.json schema check (scripts/package-mcpb.sh).
+(cd packaging/mcpb && npm ci --no-audit --no-fund)
 export WREPL_REQUIRE_NPM=1
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"

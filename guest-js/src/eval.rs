@@ -52,10 +52,12 @@ pub(crate) enum Op {
     FireTimer,
     EndEval,
     DescribeError,
+    SetView,
 }
 
 /// Property names of [`Op`]s on the control object, in order.
-const OPS: [&str; 7] = ["finish", "finishValue", "renderValue", "toolError", "fireTimer", "endEval", "describeError"];
+const OPS: [&str; 8] =
+    ["finish", "finishValue", "renderValue", "toolError", "fireTimer", "endEval", "describeError", "setView"];
 
 /// A configured sandbox's control functions, in one context.
 pub(crate) struct Control<'a, 'js> {
@@ -78,6 +80,9 @@ thread_local! {
     /// evaluation ended: only then can the prelude's timer table (cleared by
     /// `endEval`) or the pending calls hold anything.
     static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// The view the prelude was last told to use (`setView`): `None` the
+    /// model's rendering, `Some(colors)` the terminal's.
+    static VIEW: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
 /// Note that a timer was armed or an inner call started (see `ARMED`).
@@ -479,14 +484,31 @@ pub(crate) fn initialised() -> bool {
 }
 
 /// The `eval` export: run one script in the configured sandbox.
-pub(crate) fn eval(script: String) -> EvalOutcome {
+/// Evaluate `script`, its result shown for the model (`view` `None`) or for
+/// a terminal (`Some(colors)`: see `eval-inspect`).
+pub(crate) fn eval(script: String, view: Option<bool>) -> EvalOutcome {
     INTERRUPTED.with(|i| i.set(false));
     JS.with(|js| {
         let js = js.borrow();
         let Some(Js { rt: _keep_runtime_alive, ctx, stage: Stage::Ready(fns, managed) }) = js.as_ref() else {
             return outcome_of(internal_error("the sandbox was not initialised".into()));
         };
-        ctx.with(|ctx| eval_in(&ctx, &Control { ctx: &ctx, fns }, managed, script))
+        ctx.with(|ctx| {
+            let control = Control { ctx: &ctx, fns };
+            // The prelude is told only when the view changes (never in a
+            // context that only serves `eval`).
+            if VIEW.with(|v| v.get()) != view {
+                let arg = match view {
+                    Some(colors) => Value::new_bool(ctx.clone(), colors),
+                    None => Value::new_null(ctx.clone()),
+                };
+                if let Err(e) = control.get(Op::SetView).and_then(|f| f.call::<_, ()>((arg,))).catch(&ctx) {
+                    return outcome_of(js_error(&ctx, &control, e));
+                }
+                VIEW.with(|v| v.set(view));
+            }
+            eval_in(&ctx, &control, managed, script, view.is_some())
+        })
     })
 }
 
@@ -586,7 +608,13 @@ fn failure(error: impl FnOnce() -> JsError) -> EvalOutcome {
 
 /// Evaluate `script` in a configured context: refresh the managed globals, run
 /// it, settle its promise and render the value.
-fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, script: String) -> EvalOutcome {
+fn eval_in<'js>(
+    ctx: &Ctx<'js>,
+    control: &Control<'_, 'js>,
+    managed: &Managed,
+    script: String,
+    inspect: bool,
+) -> EvalOutcome {
     if heap_exhausted() {
         return exhausted_outcome();
     }
@@ -612,8 +640,9 @@ fn eval_in<'js>(ctx: &Ctx<'js>, control: &Control<'_, 'js>, managed: &Managed, s
         let evaluated = ctx.eval_with_options::<Value, _>(script, opts).catch(ctx);
         // Fast path: the script finished synchronously with a primitive
         // value (nothing to await or deep-resolve). Its queued jobs still
-        // run first, as on the general path.
-        if let Ok(v) = &evaluated {
+        // run first, as on the general path. (The terminal view shows and
+        // keeps every value in the prelude.)
+        if let (Ok(v), false) = (&evaluated, inspect) {
             let primitive = if top_level_await { settled_primitive(v) } else { plain_primitive(v) };
             if let Some(value) = primitive {
                 run_jobs(ctx);

@@ -53,7 +53,12 @@ impl Guest for Component {
 
     fn eval(script: String) -> EvalOutcome {
         snapshot::leave();
-        eval::eval(script)
+        eval::eval(script, None)
+    }
+
+    fn eval_inspect(script: String, colors: bool) -> EvalOutcome {
+        snapshot::leave();
+        eval::eval(script, Some(colors))
     }
 }
 

@@ -147,7 +147,9 @@ impl Loader for Modules {
 }
 
 /// Which built-in class `v` is an instance of, for rendering: 1 a Date, 2 a
-/// Map, 3 a Set, 0 anything else (a Proxy included). Reads the object's
+/// Map, 3 a Set, 4 a RegExp, 5 a WeakMap, 6 a WeakSet, 7 a Proxy, 8 a WeakRef,
+/// 9 an ArrayBuffer, 10 a DataView, 0 anything else (the class of a Proxy's
+/// target is not looked at). Reads the object's
 /// class natively, where calling a brand-checking getter (`Map.prototype.size`)
 /// would throw, and build a stack trace, for every object that is not one.
 fn brand_of(v: Value<'_>) -> i32 {
@@ -163,6 +165,20 @@ fn brand_of(v: Value<'_>) -> i32 {
             2
         } else if qjs::JS_IsSet(raw) {
             3
+        } else if qjs::JS_IsRegExp(raw) {
+            4
+        } else if qjs::JS_IsWeakMap(raw) {
+            5
+        } else if qjs::JS_IsWeakSet(raw) {
+            6
+        } else if qjs::JS_IsProxy(raw) {
+            7
+        } else if qjs::JS_IsWeakRef(raw) {
+            8
+        } else if qjs::JS_IsArrayBuffer(raw) {
+            9
+        } else if qjs::JS_IsDataView(raw) {
+            10
         } else {
             0
         }

@@ -103,6 +103,7 @@ const GROUPS: &[(&str, &str)] = &[
     ("clone", include_str!("platform/clone.js")),
     ("fetch", include_str!("platform/fetch.js")),
     ("intl", include_str!("platform/intl.js")),
+    ("inspect", include_str!("platform/inspect.js")),
 ];
 
 /// `platformGroup(name)`: the group's function (`(platform, load) => exports`),
@@ -555,6 +556,29 @@ fn random_fill(bytes: TypedArray<'_, u8>) {
     }
 }
 
+/// `promiseState(p)`: `[0]` while `p` (a native promise) is pending, `[1,
+/// value]` once fulfilled, `[2, reason]` once rejected (the terminal view
+/// shows promises as node does). Reading the state runs no JavaScript.
+fn promise_state<'js>(ctx: Ctx<'js>, p: rquickjs::Promise<'js>) -> rquickjs::Result<Array<'js>> {
+    use rquickjs::promise::PromiseState;
+    let out = Array::new(ctx.clone())?;
+    // SAFETY: `p` is a live promise of this context; JS_PromiseResult returns
+    // a new reference to its settled value.
+    let result = || unsafe { Value::from_raw(ctx.clone(), qjs::JS_PromiseResult(ctx.as_raw().as_ptr(), p.as_raw())) };
+    match p.state() {
+        PromiseState::Pending => out.set(0, 0)?,
+        PromiseState::Resolved => {
+            out.set(0, 1)?;
+            out.set(1, result())?;
+        }
+        PromiseState::Rejected => {
+            out.set(0, 2)?;
+            out.set(1, result())?;
+        }
+    }
+    Ok(out)
+}
+
 /// The `platform` object the group files receive.
 pub(crate) fn platform_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let p = Object::new(ctx.clone())?;
@@ -573,6 +597,7 @@ pub(crate) fn platform_natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'
     p.set("hmacVerify", Function::new(ctx.clone(), hmac_verify)?)?;
     p.set("randomFill", Function::new(ctx.clone(), random_fill)?)?;
     p.set("startCall", Function::new(ctx.clone(), crate::natives::start_call)?)?;
+    p.set("promiseState", Function::new(ctx.clone(), promise_state)?)?;
     Ok(p)
 }
 

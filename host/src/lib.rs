@@ -109,7 +109,7 @@ pub use repl::{
     EvalOptions, EvalResult, Evaluation, Limits, OnTamper, Repl, ReplBuilder, ReplError, Resumption, SessionConfig,
 };
 pub use repo_hint::repo_hint_for;
-pub use runtime::{Ambient, CallUsage, Cost, EngineOptions, SandboxEngine};
+pub use runtime::{Ambient, CallUsage, Cost, EngineOptions, SandboxEngine, View};
 /// The cancellation token of evaluations and calls (tokio-util's).
 pub use tokio_util::sync::CancellationToken;
 pub use tools::sampling::{SampleError, SampleRequest, Sampler};

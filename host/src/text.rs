@@ -70,6 +70,33 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// [`terminal_safe`], except that colour sequences (SGR: `ESC [` digits and
+/// `;` then `m`, at most 32 bytes) pass: for text whose colours are wanted
+/// (the terminal REPL's values). Every other control character is escaped,
+/// so the text can only change colours, never move the cursor, set the
+/// title or reach the clipboard.
+pub fn terminal_safe_colors(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\x1b') {
+        out.push_str(&terminal_safe(&rest[..at]));
+        let tail = &rest[at + 1..];
+        let params = tail.strip_prefix('[').map(|t| t.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count());
+        match params {
+            Some(n) if n <= 32 && tail.as_bytes().get(1 + n) == Some(&b'm') => {
+                out.push_str(&rest[at..at + 3 + n]);
+                rest = &rest[at + 3 + n..];
+            }
+            _ => {
+                out.push_str("\\x1b");
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(&terminal_safe(rest));
+    out
+}
+
 /// The first line of a panic's message, cut to 200 characters, for an error
 /// that reaches the model or a log line (a panic message can be megabytes
 /// long). Not escaped: callers printing to a terminal escape it.
@@ -89,6 +116,16 @@ pub fn panic_line(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_colour_sequences_pass() {
+        assert_eq!(terminal_safe_colors("\x1b[33m1\x1b[39m"), "\x1b[33m1\x1b[39m");
+        assert_eq!(terminal_safe_colors("a\x1b]52;c;eA==\x07b"), "a\\x1b]52;c;eA==\\x07b");
+        assert_eq!(terminal_safe_colors("\x1b[2J\x1b[1;31m\r"), "\\x1b[2J\x1b[1;31m\\x0d");
+        assert_eq!(terminal_safe_colors("\x1b["), "\\x1b[");
+        assert_eq!(terminal_safe_colors("\x1b"), "\\x1b");
+        assert_eq!(terminal_safe_colors("x\ny\x1b[0m"), "x\ny\x1b[0m");
+    }
 
     #[test]
     fn cuts_land_on_char_boundaries() {

@@ -47,7 +47,7 @@ fn create_db(url: String) -> Option<String> {
 }
 
 fn begin(code: &str) -> Event {
-    Event::Begin { code: code.into(), boundary: "main".into() }
+    Event::Begin { code: code.into(), boundary: "main".into(), view: Default::default() }
 }
 
 #[test]

@@ -217,7 +217,7 @@ fn done(i: u32) -> Event {
 }
 
 fn block(code: &str, body: Vec<Event>, threw: bool) -> Vec<Event> {
-    let mut v = vec![Event::Begin { code: code.into(), boundary: "main".into() }];
+    let mut v = vec![Event::Begin { code: code.into(), boundary: "main".into(), view: Default::default() }];
     v.extend(body);
     v.push(Event::End { threw, error: None, stopped: false, cost: None });
     v

@@ -53,6 +53,12 @@ impl Tmux {
         self.send(&["Enter"]);
     }
 
+    /// The screen and its scrollback, with the escape sequences of its colours.
+    fn screen_with_colours(&self) -> String {
+        let o = self.tmux(&["capture-pane", "-p", "-e", "-J", "-S", "-500", "-t", "t"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
     /// The screen and its scrollback.
     fn screen(&self) -> String {
         let o = self.tmux(&["capture-pane", "-p", "-J", "-S", "-500", "-t", "t"]).output().unwrap();
@@ -113,10 +119,11 @@ fn the_interactive_repl_works_like_a_person_expects() {
     let Some(t) = Tmux::start(&dir, &command) else { return };
     t.wait_count("Ctrl-D to leave", 1);
 
-    // A line cut short continues on the next.
+    // A line cut short continues on the next, at a `... ` prompt.
     t.line("let x = 41");
-    t.wait_count("\n{}\n", 1);
+    t.wait_count("\nundefined\n", 1);
     t.line("x +");
+    t.wait_count("\n... ", 1);
     t.line("1");
     t.wait(r#"the line "42""#, |s| s.lines().any(|l| l.trim() == "42"));
 
@@ -147,7 +154,7 @@ fn the_interactive_repl_works_like_a_person_expects() {
     let screen = t.screen();
     assert!(screen.contains(r#""file_path": "yes.txt""#), "the whole input is shown:\n{screen}");
     t.line("y");
-    t.wait_count("\"created\":true", 1);
+    t.wait_count("created: true", 1);
     assert_eq!(std::fs::read_to_string(dir.join("yes.txt")).unwrap(), "written");
     t.line("await Write({file_path: 'no.txt', content: 'refused'})");
     t.wait_count("allow? [y] yes once", 2);
@@ -162,7 +169,7 @@ fn the_interactive_repl_works_like_a_person_expects() {
     t.line(".allow Write(./granted/**)");
     t.wait_count("allowed until the REPL ends", 1);
     t.line("await Write({file_path: 'granted/g.txt', content: 'no question'})");
-    t.wait_count("\"created\":true", 2);
+    t.wait_count("created: true", 2);
     assert_eq!(std::fs::read_to_string(dir.join("granted/g.txt")).unwrap(), "no question");
     assert_eq!(t.screen().matches("allow? [y] yes once").count(), 2, "no third question");
 
@@ -173,4 +180,82 @@ fn the_interactive_repl_works_like_a_person_expects() {
     assert!(kept.contains("let x = 41") && kept.contains("x +"), "{kept}");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&history).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// Values as node's REPL shows them (util.inspect, in colour), `_` and
+/// `_error`, `Uncaught`, the `... ` prompt and Tab completion, on a real
+/// terminal. The same values again after a restart: the session replays
+/// the terminal view, `_` included.
+#[test]
+fn the_repl_shows_values_and_completes_names_as_node_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().canonicalize().unwrap();
+    let store = dir.join("sessions.sqlite3");
+    let command = format!(
+        "env HOME={home} TERM=xterm-256color {wrepl} repl --root {root} --history '' --store {store} --session s",
+        home = quote(&dir),
+        wrepl = quote(Path::new(env!("CARGO_BIN_EXE_wrepl"))),
+        root = quote(&dir),
+        store = quote(&store),
+    );
+    let Some(t) = Tmux::start(&dir, &command) else { return };
+    t.wait_count("Ctrl-D to leave", 1);
+    // `input` gives one more line `expected` (and the prompt is back).
+    let shows = |input: &str, expected: &str| {
+        let count = |s: &str| s.lines().filter(|l| l.trim_end() == expected).count();
+        let before = count(&t.screen());
+        t.line(input);
+        t.wait(&format!("{expected:?} after {input:?}"), |s| {
+            count(s) > before && s.lines().rfind(|l| !l.trim().is_empty()).is_some_and(|l| l == "> ")
+        });
+    };
+    shows("new Map([[1, {a: [1, 2, {b: {c: 3}}]}]])", "Map(1) { 1 => { a: [ 1, 2, [Object] ] } }");
+    shows("_.size + 1", "2");
+    shows("new Set(['a', 1])", "Set(2) { 'a', 1 }");
+    shows("/ab+c/gi", "/ab+c/gi");
+    shows("class Point { constructor() { this.x = 1 } }; new Point()", "Point { x: 1 }");
+    shows("const o = {a: 1}; o.self = o; o", "<ref *1> { a: 1, self: [Circular *1] }");
+    shows("[undefined, null, , 'it\\'s']", r#"[ undefined, null, <1 empty item>, "it's" ]"#);
+    shows("({get g() { throw 1 }, f() {}})", "{ g: [Getter], f: [Function: f] }");
+    shows("let y = 2", "undefined");
+    shows("throw new TypeError('boom')", "Uncaught TypeError: boom");
+    shows("_error.message", "'boom'");
+    shows("_ = 5", "Expression assignment to _ now disabled.");
+    shows("7; _", "5");
+    // Numbers in colour (node's yellow); what the script's strings hold is
+    // not a colour: it is escaped.
+    t.line("[12345, '\\x1b[2J']");
+    let s = t.wait("a coloured number", |s| s.lines().any(|l| l.starts_with("[ 12345")));
+    let coloured = t.screen_with_colours();
+    assert!(coloured.contains("\u{1b}[33m12345\u{1b}[39m"), "{coloured}");
+    assert!(s.contains(r"'\x1B[2J'") || s.contains(r"'\x1b[2J'"), "{s}");
+
+    // Code cut short continues at `... `.
+    t.line("function add(a,");
+    t.wait_count("\n... ", 1);
+    t.line("b) { return a + b }");
+    shows("add(2, 3)", "5");
+
+    // Tab completes a global's property, and a global.
+    t.send(&["-l", "Math.ma"]);
+    t.send(&["Tab"]);
+    t.wait("Math.max on the prompt line", |s| s.lines().any(|l| l.trim_end() == "> Math.max"));
+    t.send(&["Enter"]);
+    t.wait_count("[Function: max]", 1);
+    t.send(&["-l", "ad"]);
+    t.send(&["Tab"]);
+    t.wait("add on the prompt line", |s| s.lines().any(|l| l.trim_end() == "> add"));
+    t.send(&["C-u"]);
+
+    // Ctrl-D; the session comes back with `_` as it was (replayed in the
+    // terminal view).
+    t.send(&["C-d"]);
+    t.wait("the REPL to exit", |_| t.dead());
+    drop(t);
+    let Some(t) = Tmux::start(&dir, &command) else { return };
+    t.wait_count("Ctrl-D to leave", 1);
+    t.line("[_, y]");
+    t.wait("the kept values", |s| s.lines().any(|l| l.trim_end() == "[ 5, 2 ]"));
+    t.send(&["C-d"]);
+    t.wait("the REPL to exit", |_| t.dead());
 }

@@ -56,6 +56,25 @@
   const StringIndexOf = String.prototype.indexOf;
   const StringToWellFormed = typeof String.prototype.toWellFormed === "function" ? String.prototype.toWellFormed : null;
   const RegExpExec = RegExp.prototype.exec;
+  // For the terminal view (platform/inspect.js, loaded on first use), so
+  // that it never uses what a script replaced.
+  const inspectIntrinsics = {
+    __proto__: null,
+    ReflectOwnKeys: Reflect.ownKeys, SymbolToString: Symbol.prototype.toString, SymbolToStringTag: Symbol.toStringTag,
+    StringPadStart: String.prototype.padStart, StringPadEnd: String.prototype.padEnd,
+    StringIncludes: String.prototype.includes, StringCharCodeAt: String.prototype.charCodeAt,
+    StringRepeat: String.prototype.repeat, NumberToString: Number.prototype.toString,
+    RegExpSource: ObjectGetOwnDesc(RegExp.prototype, "source").get,
+    RegExpFlags: ObjectGetOwnDesc(RegExp.prototype, "flags").get,
+    ArrayJoin: Array.prototype.join, ArrayProto: Array.prototype,
+    ArrayBufferByteLength: ObjectGetOwnDesc(ArrayBuffer.prototype, "byteLength").get, Uint8ArrayCtor: Uint8Array,
+    TypedArrayToStringTag: ObjectGetOwnDesc(ObjectGetProto(Uint8Array.prototype), Symbol.toStringTag).get,
+    AsyncFunctionProto: ObjectGetProto(async function () {}),
+    GeneratorFunctionProto: ObjectGetProto(function* () {}),
+    AsyncGeneratorFunctionProto: ObjectGetProto(async function* () {}),
+    MathMax: Math.max, MathMin: Math.min, MathSqrt: Math.sqrt, MathRound: Math.round, MathFloor: Math.floor,
+    ObjectIs: Object.is,
+  };
   function call(f, self, ...args) { return ReflectApply(f, self, args); }
   // Strings cross into the host as UTF-8: lone surrogates become U+FFFD.
   function wellFormed(s) { return StringToWellFormed === null ? s : ReflectApply(StringToWellFormed, s, []); }

@@ -122,6 +122,8 @@ pub(crate) fn note_media(media: &[serde_json::Value]) {
 pub(crate) struct Output {
     raw: bool,
     color: bool,
+    /// The terminal REPL's: values keep their colours, errors say `Uncaught`.
+    repl_values: Option<bool>,
 }
 
 impl Output {
@@ -129,7 +131,22 @@ impl Output {
     /// `NO_COLOR` is not set).
     pub(crate) fn for_terminal(raw: bool) -> Self {
         let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        Self { raw, color }
+        Self { raw, color, repl_values: None }
+    }
+
+    /// The same, printing values as the terminal REPL shows them: with
+    /// their colours (and nothing else a terminal would act on) when
+    /// `colors`, and thrown errors as `Uncaught …`, as node does.
+    pub(crate) fn with_value_colors(self, colors: bool) -> Self {
+        Self { repl_values: Some(colors), ..self }
+    }
+
+    /// A value's text as it may reach the terminal.
+    fn safe_value(&self, s: &str) -> String {
+        match self.repl_values {
+            Some(true) if !self.raw => wrepl::text::terminal_safe_colors(s),
+            _ => self.safe(s),
+        }
     }
 
     /// `s` as it may reach the terminal.
@@ -179,14 +196,15 @@ pub(crate) fn print_result(r: &wrepl::EvalResult, o: &Output) -> std::io::Result
     match &r.error {
         Some(e) => {
             let (name, message) = (o.safe(&e.name), o.safe(&e.message));
-            let head = o.paint_error(&format!("{name}: {message}"));
+            let uncaught = if o.repl_values.is_some() { "Uncaught " } else { "" };
+            let head = o.paint_error(&format!("{uncaught}{name}: {message}"));
             if !e.stack.is_empty() && !e.stack.contains(&e.message) {
                 eprintln!("{head}\n{}", o.safe(e.stack.trim_end()));
             } else {
                 eprintln!("{head}");
             }
         }
-        None => writeln!(out, "{}", o.safe(&r.text))?,
+        None => writeln!(out, "{}", o.safe_value(&r.text))?,
     }
     out.flush()
 }

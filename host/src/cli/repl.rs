@@ -51,23 +51,141 @@ pub(crate) struct ReplArgs {
     media_dir: Option<PathBuf>,
 }
 
-/// The line editor's view of the code: more lines while it is cut short.
-struct Lines;
+/// The names Tab completes: the context's globals and, for each global
+/// holding an object, its properties (the guest lists them after every
+/// evaluation: see `View::Terminal`), and the REPL's dot commands.
+#[derive(Default)]
+struct Names {
+    globals: Vec<String>,
+    members: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl Names {
+    /// The names from an evaluation's completion table; `None` when it has none.
+    fn from_table(table: &serde_json::Value) -> Option<Self> {
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()).unwrap_or_default()
+        };
+        let globals = strings(table.get("globals")?);
+        let members = table
+            .get("members")
+            .and_then(|m| m.as_object())
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), strings(v))).collect())
+            .unwrap_or_default();
+        Some(Self { globals, members })
+    }
+}
+
+/// The line editor's helper: Tab completion from [`Names`].
+struct Lines {
+    names: std::sync::Arc<std::sync::Mutex<Names>>,
+}
+
+/// Words Tab completes before any evaluation listed the globals.
+const KEYWORDS: &[&str] = &[
+    "await",
+    "async",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "delete",
+    "do",
+    "else",
+    "false",
+    "finally",
+    "for",
+    "function",
+    "if",
+    "in",
+    "instanceof",
+    "let",
+    "new",
+    "null",
+    "return",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "undefined",
+    "var",
+    "void",
+    "while",
+];
+
+const COMMANDS: &[&str] = &[".allow", ".exit", ".help", ".session", ".types"];
+
+/// What Tab offers at byte `pos` of `line`: where the word being completed
+/// starts, and the candidates (sorted, without repeats).
+fn complete_at(names: &Names, line: &str, pos: usize) -> (usize, Vec<String>) {
+    let before = &line[..pos];
+    if before.trim_start().starts_with('.') && !before.contains(char::is_whitespace) {
+        let start = before.len() - before.trim_start().len();
+        let found = COMMANDS.iter().filter(|c| c.starts_with(&before[start..])).map(|c| c.to_string()).collect();
+        return (start, found);
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let word_start =
+        before.rfind(|c: char| !ident(c)).map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+    let word = &before[word_start..];
+    let mut found: Vec<String> = if before[..word_start].ends_with('.') && !before[..word_start].ends_with("..") {
+        // A property of a global: `name.wo`.
+        let head = &before[..word_start - 1];
+        let object_start = head.rfind(|c: char| !ident(c)).map_or(0, |i| i + 1);
+        let object = &head[object_start..];
+        if object.is_empty() || (object_start > 0 && head[..object_start].ends_with('.')) {
+            return (pos, Vec::new());
+        }
+        names
+            .members
+            .get(object)
+            .map(|m| m.iter().filter(|n| n.starts_with(word)).cloned().collect())
+            .unwrap_or_default()
+    } else {
+        names
+            .globals
+            .iter()
+            .map(String::as_str)
+            .chain(KEYWORDS.iter().copied())
+            .filter(|n| n.starts_with(word))
+            .map(str::to_string)
+            .collect()
+    };
+    // Names that start with `__` (wrepl's own among them) only when asked for.
+    if !word.starts_with("__") {
+        found.retain(|n| !n.starts_with("__"));
+    }
+    found.retain(|n| !n.starts_with("__wrepl"));
+    found.sort();
+    found.dedup();
+    (word_start, found)
+}
 
 impl Helper for Lines {}
 impl Completer for Lines {
     type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let names = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(complete_at(&names, line, pos))
+    }
 }
 impl Hinter for Lines {
     type Hint = String;
 }
 impl Highlighter for Lines {}
 impl Validator for Lines {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        let input = ctx.input();
-        if !input.trim_start().starts_with('.') && wrepl::source::needs_more_input(input) {
-            return Ok(ValidationResult::Incomplete);
-        }
+    fn validate(&self, _ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        // Code cut short continues at a `... ` prompt (see `read_entry`).
         Ok(ValidationResult::Valid(None))
     }
 }
@@ -83,8 +201,10 @@ fn default_history() -> Option<PathBuf> {
 
 const HELP: &str = "\
   JavaScript, evaluated in one persistent sandboxed context (top-level await works).
-  A line that is cut short (an open bracket, a trailing operator) continues on the next.
-  Ctrl-C stops a running evaluation (the context stays) or clears the line; Ctrl-D exits.
+  Values are shown as node's util.inspect shows them; _ is the last value, _error the
+  last error. A line that is cut short (an open bracket, a trailing operator) continues
+  at a ... prompt. Tab completes globals, their properties, tools and commands.
+  Ctrl-C stops a running evaluation (the context stays) or clears the input; Ctrl-D exits.
   .help      this text
   .session   the session this context records into
   .allow R   allow what rule R covers until the REPL ends (e.g. .allow Write(./src/**),
@@ -102,6 +222,32 @@ async fn read(mut editor: LineEditor, prompt: &'static str) -> anyhow::Result<(L
         (editor, line)
     })
     .await?)
+}
+
+/// Read one entry: a line at `> `, and more at `... ` while the code is cut
+/// short (as node's REPL does). `Ok(None)`: Ctrl-C dropped the entry.
+async fn read_entry(mut editor: LineEditor) -> anyhow::Result<(LineEditor, rustyline::Result<Option<String>>)> {
+    let mut code = String::new();
+    loop {
+        let prompt = if code.is_empty() { "> " } else { "... " };
+        let (ed, line) = read(editor, prompt).await?;
+        editor = ed;
+        let line = match line {
+            Ok(l) => l,
+            Err(ReadlineError::Interrupted) => return Ok((editor, Ok(None))),
+            // Ctrl-D inside an entry drops it (node does the same).
+            Err(ReadlineError::Eof) if !code.is_empty() => return Ok((editor, Ok(None))),
+            Err(e) => return Ok((editor, Err(e))),
+        };
+        if !code.is_empty() {
+            code.push('\n');
+        }
+        code.push_str(&line);
+        let command = code.trim_start().starts_with('.');
+        if command || code.trim().is_empty() || !wrepl::source::needs_more_input(&code) {
+            return Ok((editor, Ok(Some(code))));
+        }
+    }
 }
 
 /// Run the interactive REPL until Ctrl-D or `.exit`.
@@ -146,11 +292,21 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
     let out = Output::for_terminal(false);
     print_restore_report(&repl, &out);
 
-    let config = rustyline::Config::builder().auto_add_history(false).max_history_size(10_000)?.build();
+    // Tab completes what all candidates share, a second Tab lists them (as in node and bash).
+    let config = rustyline::Config::builder()
+        .auto_add_history(false)
+        .max_history_size(10_000)?
+        .completion_type(rustyline::CompletionType::List)
+        .build();
     let mut editor: LineEditor = Editor::with_config(config)?;
     // Evaluations so far (names the media files of each).
     let mut evaluated = 0usize;
-    editor.set_helper(Some(Lines));
+    let names = std::sync::Arc::new(std::sync::Mutex::new(Names::default()));
+    editor.set_helper(Some(Lines { names: names.clone() }));
+    // Values in colour on a colour terminal (as node does; NO_COLOR turns it off).
+    let colors = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let view = if colors { wrepl::View::TerminalColors } else { wrepl::View::Terminal };
+    let out = out.with_value_colors(colors);
     if let Some(h) = &history {
         if h.exists() {
             if let Err(e) = editor.load_history(h) {
@@ -163,11 +319,11 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         env!("CARGO_PKG_VERSION")
     ));
     loop {
-        let (ed, line) = read(editor, "> ").await?;
+        let (ed, entry) = read_entry(editor).await?;
         editor = ed;
-        let code = match line {
-            Ok(code) => code,
-            Err(ReadlineError::Interrupted) => continue,
+        let code = match entry {
+            Ok(Some(code)) => code,
+            Ok(None) => continue,
             Err(ReadlineError::Eof) => break,
             Err(e) => return Err(e.into()),
         };
@@ -212,7 +368,7 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
         // evaluation ran is forgotten.
         while sigint.recv().now_or_never().is_some() {}
         let cancel = CancellationToken::new();
-        let opts = EvalOptions { timeout, fuel, cancel: cancel.clone(), ..EvalOptions::default() };
+        let opts = EvalOptions { timeout, fuel, cancel: cancel.clone(), view, ..EvalOptions::default() };
         let no_echo = status.is_some().then(NoEcho::new);
         let evaluation = match Evaluation::new(code.as_str(), &opts, repl.limits()) {
             Ok(ev) => repl.run(ev),
@@ -260,6 +416,9 @@ pub(crate) async fn run(args: ReplArgs) -> anyhow::Result<ExitCode> {
                     eprintln!("{}", out.paint_error("interrupted"));
                 }
                 print_result(&r, &out)?;
+                if let Some(n) = r.result.as_ref().and_then(Names::from_table) {
+                    *names.lock().unwrap_or_else(|p| p.into_inner()) = n;
+                }
                 evaluated += 1;
                 match super::eval::media_of(&r, evaluated, media_dir.as_deref()) {
                     Ok(media) => super::eval::note_media(&media),
@@ -331,4 +490,35 @@ fn save_history(editor: &mut LineEditor, path: &std::path::Path) {
         return;
     }
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Names {
+        let table = serde_json::json!({
+            "globals": ["Math", "console", "counter", "__wrepl_import", "__proto__"],
+            "members": {"Math": ["max", "min", "PI"], "console": ["log", "error"]},
+        });
+        Names::from_table(&table).unwrap()
+    }
+
+    #[test]
+    fn tab_completes_globals_members_and_commands() {
+        let n = names();
+        assert_eq!(
+            complete_at(&n, "co", 2),
+            (0, vec!["console".into(), "const".into(), "continue".into(), "counter".into()])
+        );
+        assert_eq!(complete_at(&n, "x = Math.m", 10), (9, vec!["max".into(), "min".into()]));
+        assert_eq!(complete_at(&n, "console.", 8), (8, vec!["error".into(), "log".into()]));
+        assert_eq!(complete_at(&n, ".he", 3), (0, vec![".help".into()]));
+        // wrepl's own names never; other `__` names only when typed.
+        assert_eq!(complete_at(&n, "__", 2), (0, vec!["__proto__".into()]));
+        assert!(complete_at(&n, "", 0).1.iter().all(|c| !c.starts_with("__")));
+        // No members of what is not a global name.
+        assert_eq!(complete_at(&n, "a.b.m", 5).1, Vec::<String>::new());
+        assert_eq!(complete_at(&n, "nothing.m", 9).1, Vec::<String>::new());
+    }
 }

@@ -92,8 +92,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "CHARS")]
     text_cap: Option<usize>,
     /// Print a client configuration for this server on stdout: `claude`
-    /// (Claude Code's .mcp.json), `cursor` (Cursor's mcp.json) or `vscode`
-    /// (VS Code's .vscode/mcp.json). With --http, once the server listens
+    /// (Claude Code's .mcp.json), `cursor` (Cursor's mcp.json), `vscode`
+    /// (VS Code's .vscode/mcp.json) or `inspector` (the MCP Inspector's
+    /// `--config FILE --server wrepl`). With --http, once the server listens
     /// (its address and a token included), and it goes on serving; over
     /// stdio, the command that starts this server with these flags, and it
     /// exits.
@@ -110,6 +111,9 @@ pub(crate) enum ClientKind {
     Cursor,
     /// VS Code: `.vscode/mcp.json` (`servers`, `type` http or stdio).
     Vscode,
+    /// The MCP Inspector: its `--config` file (`mcpServers`, `type`
+    /// streamable-http or stdio).
+    Inspector,
 }
 
 /// Where a client reaches the server: over HTTP (its URL and token), or by
@@ -127,6 +131,7 @@ fn client_config(client: ClientKind, reach: &Reach<'_>) -> serde_json::Value {
             let mut s = match client {
                 ClientKind::Cursor => json!({"url": url}),
                 ClientKind::Claude | ClientKind::Vscode => json!({"type": "http", "url": url}),
+                ClientKind::Inspector => json!({"type": "streamable-http", "url": url}),
             };
             if let Some(t) = token {
                 s["headers"] = json!({"Authorization": format!("Bearer {t}")});
@@ -135,12 +140,14 @@ fn client_config(client: ClientKind, reach: &Reach<'_>) -> serde_json::Value {
         }
         Reach::Stdio { command, args } => match client {
             ClientKind::Cursor => json!({"command": command, "args": args}),
-            ClientKind::Claude | ClientKind::Vscode => json!({"type": "stdio", "command": command, "args": args}),
+            ClientKind::Claude | ClientKind::Vscode | ClientKind::Inspector => {
+                json!({"type": "stdio", "command": command, "args": args})
+            }
         },
     };
     match client {
         ClientKind::Vscode => json!({"servers": {"wrepl": server}}),
-        ClientKind::Claude | ClientKind::Cursor => json!({"mcpServers": {"wrepl": server}}),
+        ClientKind::Claude | ClientKind::Cursor | ClientKind::Inspector => json!({"mcpServers": {"wrepl": server}}),
     }
 }
 

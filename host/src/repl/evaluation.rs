@@ -14,7 +14,7 @@ use super::{Limits, Repl, ReplError};
 use crate::budget::Budget;
 use crate::call::TraceContext;
 use crate::pipeline::dispatcher::CallRecord;
-use crate::runtime::{Cost, EvalReport, Fault, ScriptError, StopReason};
+use crate::runtime::{Cost, EvalReport, Fault, ScriptError, StopReason, View};
 use crate::text::{cap_text, cap_text_of};
 use crate::tools::Media;
 
@@ -42,6 +42,8 @@ pub struct Evaluation {
     /// Inner calls that stopped to wait for the client's input (see
     /// [`EvalOptions::waiting`]).
     pub waiting: Option<Arc<std::sync::Mutex<std::collections::BTreeSet<u32>>>>,
+    /// How the result is shown (see [`EvalOptions::view`]).
+    pub view: View,
 }
 
 impl Evaluation {
@@ -59,12 +61,13 @@ impl Evaluation {
             trace: opts.trace.clone(),
             mcp_tool: opts.mcp_tool.clone(),
             waiting: opts.waiting.clone(),
+            view: opts.view,
         })
     }
 
     /// A recorded block re-evaluated on replay, with the script budget the
     /// player gives it.
-    pub(crate) fn replayed(code: String, script: Duration, limits: &Limits) -> Self {
+    pub(crate) fn replayed(code: String, view: View, script: Duration, limits: &Limits) -> Self {
         Self {
             code,
             budget: Budget { script, wall: limits.hard_wall },
@@ -74,6 +77,7 @@ impl Evaluation {
             trace: None,
             mcp_tool: None,
             waiting: None,
+            view,
         }
     }
 }
@@ -101,6 +105,12 @@ pub struct EvalOptions {
     /// The MCP tool whose `tools/call` this evaluation serves (set by the
     /// MCP server): its span is named and marked as the MCP conventions say.
     pub mcp_tool: Option<String>,
+    /// How the result is shown: for the model (the default), or for a
+    /// person at a terminal ([`View::Terminal`]: as node's `util.inspect`
+    /// shows it, `undefined` shown as such, the value kept as `_` and a
+    /// thrown value as `_error`). Recorded with the block, so replay shows
+    /// it (and keeps `_`) the same way.
+    pub view: View,
 }
 
 /// Which suspended block an evaluation continues: its number, and the

@@ -308,7 +308,8 @@ impl Repl {
         let recorder = self.session.as_ref().map(|s| s.recorder.clone());
         if let (Some(rec), Some(sess)) = (&recorder, &self.session) {
             rec.set_block(sess.next_block);
-            let _ = rec.record(Event::Begin { code: ev.code.clone(), boundary: sess.boundary.clone() }, false);
+            let _ = rec
+                .record(Event::Begin { code: ev.code.clone(), boundary: sess.boundary.clone(), view: ev.view }, false);
             if let Some((block, ..)) = &continues {
                 let _ = rec.record(Event::Continues { block: *block }, false);
             }
@@ -386,7 +387,8 @@ impl Repl {
         let trace = if replaying { None } else { crate::telemetry::EvalTrace::for_evaluation(ev.trace.as_ref()) };
         self.dispatcher.set_trace(trace.clone());
         let started_at = std::time::SystemTime::now();
-        let request = EvalRequest { script, budget: ev.budget, fuel: ev.fuel, cancel: ev.cancel.clone(), tape };
+        let request =
+            EvalRequest { script, budget: ev.budget, fuel: ev.fuel, cancel: ev.cancel.clone(), tape, view: ev.view };
         let sandbox = self.sandbox.as_mut().expect("sandbox was just ensured");
         let mut report = sandbox.eval(request.clone()).await;
         let mut poisoned_note = None;

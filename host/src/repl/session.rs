@@ -234,7 +234,7 @@ impl Repl {
         let mut since_snapshot = Duration::ZERO;
         for mut block in plan.blocks.into_iter().filter(|b| from.is_none_or(|f| b.number > f)) {
             let tape = std::mem::take(&mut block.tape);
-            let ev = Evaluation::replayed(block.code.clone(), block.budget, &self.limits);
+            let ev = Evaluation::replayed(block.code.clone(), block.view, block.budget, &self.limits);
             let started = std::time::Instant::now();
             let (result, observation) = self.run_block(&ev, tape).await?;
             since_snapshot += started.elapsed();
@@ -317,7 +317,7 @@ impl Repl {
                 stopped.get_or_insert(block.number);
             }
             let tape = std::mem::take(&mut block.tape);
-            let ev = Evaluation::replayed(block.code.clone(), block.budget, &self.limits);
+            let ev = Evaluation::replayed(block.code.clone(), block.view, block.budget, &self.limits);
             let (result, observation) = self.run_block(&ev, tape).await?;
             let stack = result.error.as_ref().map(|e| e.stack.clone()).unwrap_or_default();
             report.judge(block, Replayed { threw: result.error.is_some(), stack, observation });

@@ -40,7 +40,7 @@ pub fn export_records(session: &str, events: &[StoredEvent]) -> Vec<Value> {
     };
     for e in events {
         match &e.event {
-            Event::Begin { code, boundary } => {
+            Event::Begin { code, boundary, .. } => {
                 flush(&mut block, &mut calls, &mut out);
                 block = Some(json!({"type": "block", "block": e.block, "boundary": boundary, "code": code,
                                     "outcome": "incomplete", "error": null, "cost": null}));
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn records_follow_the_log() {
         let events = vec![
-            ev(0, 0, Event::Begin { code: "await sh('ls')".into(), boundary: "main".into() }),
+            ev(0, 0, Event::Begin { code: "await sh('ls')".into(), boundary: "main".into(), view: Default::default() }),
             ev(
                 0,
                 1,
@@ -230,7 +230,7 @@ mod tests {
             ev(0, 3, Event::Call { tool: "Write".into(), input: "{}".into(), schema: String::new(), at_ms: Some(6.0) }),
             ev(0, 4, Event::Refused { call: 1, error_kind: "denied".into(), message: "no".into() }),
             ev(0, 5, Event::End { threw: true, error: Some("Error: no".into()), stopped: false, cost: None }),
-            ev(1, 6, Event::Begin { code: "await t()".into(), boundary: "main".into() }),
+            ev(1, 6, Event::Begin { code: "await t()".into(), boundary: "main".into(), view: Default::default() }),
             ev(1, 7, Event::Call { tool: "t".into(), input: "{}".into(), schema: String::new(), at_ms: None }),
         ];
         let r = export_records("s", &events);
@@ -245,8 +245,15 @@ mod tests {
         assert_eq!((r[3]["status"].as_str(), r[3]["decision"].as_str()), (Some("denied"), Some("denied")));
         assert_eq!((r[4]["outcome"].as_str(), r[5]["status"].as_str()), (Some("incomplete"), Some("outcome_unknown")));
         // Recorded text cannot close the page's script.
-        let hostile =
-            vec![ev(0, 0, Event::Begin { code: "</script><img src=x onerror=alert(1)>".into(), boundary: "b".into() })];
+        let hostile = vec![ev(
+            0,
+            0,
+            Event::Begin {
+                code: "</script><img src=x onerror=alert(1)>".into(),
+                boundary: "b".into(),
+                view: Default::default(),
+            },
+        )];
         let page = export_html("</title>", &hostile);
         assert!(!page.contains("</script><img"), "recorded text is escaped");
         assert!(page.contains("&lt;/title&gt;"));

@@ -130,6 +130,8 @@ pub struct PlannedBlock {
     pub number: u64,
     /// The block's code.
     pub code: String,
+    /// How its result was shown when recorded.
+    pub view: crate::runtime::View,
     /// The budget to re-evaluate it with.
     pub budget: Duration,
     /// Its recorded events (without Begin/End), to answer every import.
@@ -165,12 +167,16 @@ pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
     for (n, events) in by_block {
         plan.next_block = n + 1;
         let mut code = None;
+        let mut view = crate::runtime::View::Model;
         let mut end = None;
         let mut body = Vec::new();
         let mut suspended = false;
         for e in events {
             match e {
-                Event::Begin { code: c, .. } => code = Some(c),
+                Event::Begin { code: c, view: v, .. } => {
+                    code = Some(c);
+                    view = v;
+                }
                 Event::End { threw, stopped, .. } => end = Some((threw, stopped)),
                 // A lease takeover and a snapshot are notes beside the
                 // evaluation, not boundary events.
@@ -195,7 +201,7 @@ pub fn plan(events: Vec<StoredEvent>, full_budget: Duration) -> Plan {
             Some((_, true)) => STOPPED_BLOCK_BUDGET,
             _ => full_budget,
         };
-        plan.blocks.push(PlannedBlock { number: n, code, budget, tape: Tape::Replay(body), end, tools });
+        plan.blocks.push(PlannedBlock { number: n, code, view, budget, tape: Tape::Replay(body), end, tools });
     }
     plan
 }

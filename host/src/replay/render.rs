@@ -70,7 +70,7 @@ pub fn render_log(events: &[StoredEvent], out: &mut impl Write) -> std::io::Resu
     let mut costed = 0usize;
     for e in events {
         match &e.event {
-            Event::Begin { code, boundary } => {
+            Event::Begin { code, boundary, .. } => {
                 if block.open {
                     block.incomplete(out)?;
                 }
@@ -169,7 +169,7 @@ mod tests {
     }
 
     fn begin(code: &str) -> Event {
-        Event::Begin { code: code.into(), boundary: "main".into() }
+        Event::Begin { code: code.into(), boundary: "main".into(), view: Default::default() }
     }
 
     fn call(tool: &str, input: &str) -> Event {

@@ -19,7 +19,7 @@ pub use engine::{
 pub use host::{Ambient, CallFuture, CallHandler, NoTools, RegisteredTool, SystemAmbient, MAX_REGISTERED_TOOLS};
 pub(crate) use host::{MAX_CALLS_IN_FLIGHT, MAX_REGISTERED_NAME};
 pub use snapshot::{SnapshotError, SnapshotImage};
-pub use tape::{Continuation, Divergence, Event, RecordError, Recorder, ReplayObservation, Tape};
+pub use tape::{Continuation, Divergence, Event, RecordError, Recorder, ReplayObservation, Tape, View};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,6 +171,8 @@ pub struct EvalRequest {
     pub cancel: CancellationToken,
     /// Record, replay, or neither.
     pub tape: Tape,
+    /// How the result is shown (`eval` or `eval-inspect`).
+    pub view: View,
 }
 
 /// An exception that escaped the script.
@@ -378,7 +380,12 @@ impl Sandbox {
         }
         self.store.set_epoch_deadline(1);
         self.store.data_mut().begin_eval(req.budget, req.cancel.clone(), req.tape.clone());
-        let result = self.guest.wrepl_sandbox_repl().call_eval(&mut self.store, &req.script).await;
+        let repl = self.guest.wrepl_sandbox_repl();
+        let result = match req.view {
+            View::Model => repl.call_eval(&mut self.store, &req.script).await,
+            View::Terminal => repl.call_eval_inspect(&mut self.store, &req.script, false).await,
+            View::TerminalColors => repl.call_eval_inspect(&mut self.store, &req.script, true).await,
+        };
         let state = self.store.data_mut();
         let stop = state.stop_reason();
         let replay = state.take_replay();

@@ -510,6 +510,7 @@ mod tests {
                 fuel: None,
                 cancel: CancellationToken::new(),
                 tape: Tape::Off,
+                view: crate::runtime::View::Model,
             })
             .await;
         assert!(r.error.is_none() && r.fault.is_none(), "{code}: {:?} {:?}", r.error, r.fault);

@@ -14,7 +14,7 @@ fn call(n: u32) -> Event {
 
 fn block_events(block: u64) -> Vec<(u64, Event)> {
     vec![
-        (block, Event::Begin { code: format!("block {block}"), boundary: "b".into() }),
+        (block, Event::Begin { code: format!("block {block}"), boundary: "b".into(), view: Default::default() }),
         (block, call(block as u32)),
         (block, Event::Done { call: 0, ok: true, payload: "{}".into(), error_kind: String::new(), ms: None }),
         (block, Event::Now { us: 1.5e15 }),

@@ -29,6 +29,30 @@ pub(crate) use cursor::Cursor;
 use recording::{Off, Recording};
 use replaying::Replaying;
 
+/// How an evaluation's result is shown: for the model (the guest's `eval`),
+/// or for a person at a terminal (`eval-inspect`: node's util.inspect, `_`
+/// and `_error` kept). Recorded with each block, since the terminal view
+/// changes the context (`_`): replay evaluates the block the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// The model's rendering (`eval`).
+    #[default]
+    Model,
+    /// The terminal's, without colours.
+    Terminal,
+    /// The terminal's, with ANSI colours.
+    TerminalColors,
+}
+
+impl View {
+    /// True for [`View::Model`] (left out of the log, as in logs written
+    /// before views were).
+    pub fn is_model(&self) -> bool {
+        *self == View::Model
+    }
+}
+
 /// One boundary event of an evaluation, as a session's log stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -39,6 +63,9 @@ pub enum Event {
         code: String,
         /// The session boundary the block ran under.
         boundary: String,
+        /// How its result was shown (absent: for the model).
+        #[serde(default, skip_serializing_if = "View::is_model")]
+        view: View,
     },
     /// The guest started an inner call. Written (durably) BEFORE the call
     /// runs: an intent without a matching `Done` means the outcome is unknown.
