@@ -12,7 +12,9 @@ use sha2::Digest;
 const MAGIC: &[u8] = b"WREPLPC1";
 
 fn main() {
-    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-js/dist");
+    // `guest/` links to guest-js/dist/ in the repository; in a packaged
+    // crate it holds the files themselves.
+    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("guest");
     let component = dist.join("wrepl-guest.wasm");
     let artifact = dist.join("wrepl-guest.x86_64-linux.cwasm");
     println!("cargo::rerun-if-changed={}", component.display());
@@ -27,7 +29,12 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let digest = std::fs::read(&component).map(|c| sha2::Sha256::digest(&c).to_vec()).unwrap_or_default();
     // The wasmtime this build links, as the lock file pins it (snapshots name it).
-    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    // The workspace's lock file, or the packaged crate's own.
+    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lock = [manifest_dir.join("../Cargo.lock"), manifest_dir.join("Cargo.lock")]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| manifest_dir.join("Cargo.lock"));
     println!("cargo::rerun-if-changed={}", lock.display());
     let wasmtime = std::fs::read_to_string(&lock)
         .ok()

@@ -157,5 +157,5 @@ pub mod source {
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

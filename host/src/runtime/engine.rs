@@ -17,7 +17,7 @@ use super::host::{HostState, Killed};
 use super::{boxed, RuntimeError};
 
 /// The guest component, built from `guest-js/` (see `just guest`).
-pub static GUEST_COMPONENT: &[u8] = include_bytes!("../../../guest-js/dist/wrepl-guest.wasm");
+pub static GUEST_COMPONENT: &[u8] = include_bytes!("../../guest/wrepl-guest.wasm");
 
 /// The guest compiled ahead of time ([`precompile_guest`], for
 /// [`PRECOMPILED_TARGET`] CPUs with the [`PRECOMPILED_CPU`] features, no
@@ -26,7 +26,7 @@ pub static GUEST_COMPONENT: &[u8] = include_bytes!("../../../guest-js/dist/wrepl
 /// never comes from a writable place. An engine that cannot use it (fuel
 /// on, an older CPU, another guest) compiles as before, through the cache.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-pub static PRECOMPILED_GUEST: &[u8] = include_bytes!("../../../guest-js/dist/wrepl-guest.x86_64-linux.cwasm");
+pub static PRECOMPILED_GUEST: &[u8] = include_bytes!("../../guest/wrepl-guest.x86_64-linux.cwasm");
 /// The guest compiled ahead of time: none for this target.
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 pub static PRECOMPILED_GUEST: &[u8] = &[];

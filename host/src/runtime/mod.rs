@@ -48,7 +48,7 @@ use wasmtime::Store;
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "guest",
-        path: "../wit",
+        path: "wit",
         imports: {
             "wrepl:sandbox/calls.next-completion": async,
             default: trappable,
