@@ -2,6 +2,7 @@
 
 mod support;
 
+mod background;
 mod budgets;
 mod calls;
 mod caps;

@@ -259,6 +259,7 @@ fn ctx(dir: &std::path::Path, progress: Option<ProgressFn>) -> (ToolContext, Can
         progress,
         confinement: Default::default(),
         trace: None,
+        tasks: Default::default(),
     };
     (c, cancel)
 }

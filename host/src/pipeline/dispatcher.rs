@@ -96,6 +96,8 @@ pub struct Dispatcher {
     pub(super) latch: IsolationLatch,
     serial: Arc<tokio::sync::Mutex<()>>,
     scope: Arc<Mutex<Scope>>,
+    /// This context's background commands (ended when it is dropped).
+    tasks: Arc<crate::tools::tasks::BackgroundTasks>,
 }
 
 /// The immutable part of a pipeline (but for the grants a person adds at
@@ -176,6 +178,7 @@ impl Dispatcher {
                 calls: EvalCalls::default(),
                 trace: None,
             })),
+            tasks: Arc::default(),
         }
     }
 
@@ -471,6 +474,7 @@ impl Dispatcher {
             }),
             confinement: self.p.confinement,
             trace: trace.clone(),
+            tasks: self.tasks.clone(),
         };
         // The record's copy of the input is its text, written now; the tool
         // takes the value itself unless a post hook needs it afterwards.

@@ -9,6 +9,7 @@ pub mod modules;
 pub mod sampling;
 pub mod search;
 pub mod shell;
+pub mod tasks;
 mod typed;
 pub mod web;
 pub mod workspace;
@@ -163,6 +164,9 @@ pub struct ToolContext {
     /// The call's W3C trace context, when its evaluation is traced: Bash
     /// commands get it as `TRACEPARENT`/`TRACESTATE`, `WebFetch` sends it.
     pub trace: Option<crate::call::TraceContext>,
+    /// The context's background commands (`Bash` with `run_in_background`,
+    /// read by `TaskOutput`).
+    pub tasks: Arc<tasks::BackgroundTasks>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -275,6 +279,7 @@ pub fn builtin_tools_configured(
         Arc::new(search::Glob),
         Arc::new(search::Grep),
         Arc::new(web::WebFetch::new(web)),
+        Arc::new(tasks::TaskOutput),
     ]
 }
 

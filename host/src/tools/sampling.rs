@@ -259,6 +259,7 @@ mod tests {
             progress: None,
             confinement: Default::default(),
             trace: None,
+            tasks: Default::default(),
         };
         let e = Sample::new(None).call(json!({"prompt": "hi"}), ctx).await.unwrap_err();
         assert!(e.to_string().contains("sampling/createMessage"), "{e}");

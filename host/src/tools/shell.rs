@@ -165,6 +165,10 @@ fn is_read_only(command: &str) -> bool {
     all_read_only
 }
 
+fn background(input: &Value) -> bool {
+    input.get("run_in_background").and_then(Value::as_bool) == Some(true)
+}
+
 fn timeout_of(input: &Value, default: Duration) -> Duration {
     match input.get("timeout").and_then(Value::as_f64) {
         Some(ms) if ms.is_finite() && ms >= 1.0 => Duration::from_millis(ms as u64).min(MAX_TIMEOUT),
@@ -187,7 +191,8 @@ impl Tool for Bash {
             "properties": {
                 "command": {"type": "string", "minLength": 1, "description": "The command to run."},
                 "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT.as_millis() as u64, "description": format!("Timeout in milliseconds (default {}).", self.default_timeout.as_millis())},
-                "description": {"type": "string", "description": "What the command does, in a few words."}
+                "description": {"type": "string", "description": "What the command does, in a few words."},
+                "run_in_background": {"type": "boolean", "description": "Start the command and return at once with its backgroundTaskId; read its output with TaskOutput. It runs until it ends, its timeout (default and at most the hard limit) passes, or its context ends."}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -204,13 +209,18 @@ impl Tool for Bash {
                 "signal": {"type": ["integer", "null"]},
                 "truncated": {"type": "boolean"},
                 "confined": {"type": "boolean", "description": "Every confinement mechanism was in force."},
-                "confinement": {"type": "string", "description": "What confined the command."}
+                "confinement": {"type": "string", "description": "What confined the command."},
+                "backgroundTaskId": {"type": "string", "description": "With run_in_background: the id TaskOutput takes."}
             },
             "required": ["stdout", "stderr", "exitCode"]
         }))
     }
 
     fn native_timeout(&self, input: &Value) -> Duration {
+        if background(input) {
+            // The call only starts the command.
+            return super::FILE_TOOL_TIMEOUT;
+        }
         timeout_of(input, self.default_timeout)
     }
 
@@ -234,7 +244,8 @@ impl Tool for Bash {
     }
 
     fn call(&self, input: Value, ctx: ToolContext) -> ToolFuture {
-        Box::pin(run(input, ctx, self.env.clone()))
+        let limit = if background(&input) { Some(timeout_of(&input, MAX_TIMEOUT)) } else { None };
+        Box::pin(run(input, ctx, self.env.clone(), limit))
     }
 }
 
@@ -246,10 +257,13 @@ fn shell() -> &'static str {
     }
 }
 
+/// Run the command; with `background` (its time limit), start it, hand it
+/// to the context's background tasks and return its id.
 async fn run(
     input: Value,
     ctx: ToolContext,
     env: std::sync::Arc<Vec<(String, String)>>,
+    background: Option<Duration>,
 ) -> Result<ToolOutput, ToolError> {
     let command = str_field(&input, "command").ok_or_else(|| ToolError::InvalidInput("command is required".into()))?;
     if command.contains('\0') {
@@ -284,6 +298,17 @@ async fn run(
         e @ ConfineError::Unavailable(_) => ToolError::Failed(format!("Bash refused: {e}")),
         e => ToolError::Failed(e.to_string()),
     })?;
+    if let Some(limit) = background {
+        let id = ctx.tasks.start(command, group, limit)?;
+        let text = format!("started in the background as {id}: TaskOutput({{task_id: {id:?}}}) reads its output");
+        return Ok(ToolOutput::new(
+            json!({
+                "stdout": "", "stderr": "", "exitCode": null, "signal": null, "truncated": false,
+                "confined": applied.fully_confined(), "confinement": applied.describe(), "backgroundTaskId": id,
+            }),
+            text,
+        ));
+    }
     let stdout = group.child_mut().stdout.take().ok_or_else(|| ToolError::Io("no stdout pipe".into()))?;
     let stderr = group.child_mut().stderr.take().ok_or_else(|| ToolError::Io("no stderr pipe".into()))?;
     let waited = async {
@@ -356,6 +381,7 @@ mod tests {
             progress: None,
             confinement: Confinement { mode: ConfineMode::Require, allow_net: false },
             trace: None,
+            tasks: Default::default(),
         }
     }
 

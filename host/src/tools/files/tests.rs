@@ -26,6 +26,7 @@ fn env() -> Env {
         progress: None,
         confinement: Default::default(),
         trace: None,
+        tasks: Default::default(),
     };
     Env { _dir: dir, root, ctx }
 }
