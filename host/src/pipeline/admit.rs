@@ -71,10 +71,9 @@ impl Dispatcher {
             Gate::Tool { tool, .. } => {
                 let mut paths = Vec::new();
                 for p in tool.input_paths(input) {
-                    let r = self.p.workspace.resolve(cwd, &p).map_err(tool_failure)?;
                     // Rules see both the path as written and where it really
                     // leads inside the root (deny matches if either does).
-                    let real = self.p.workspace.real_path(&r);
+                    let (r, real) = self.p.workspace.resolve_with_real(cwd, &p).map_err(tool_failure)?;
                     if real != r.abs {
                         paths.push(real);
                     }

@@ -184,6 +184,14 @@ pub(crate) trait BlockingTool: Send + Sync + 'static {
 
     /// Do the work (on the blocking pool; check `ctx.cancel` in loops).
     fn run(input: Self::Input, ctx: &ToolContext) -> Result<Out<Self::Output>, ToolError>;
+
+    /// Do the work at once, on the caller's thread, when it is small and
+    /// cannot block for long (a read of a small regular file); `None` hands
+    /// it to the blocking pool ([`BlockingTool::run`]). A call answered here
+    /// costs no thread hand-over.
+    fn run_inline(_input: &Self::Input, _ctx: &ToolContext) -> Option<Result<Out<Self::Output>, ToolError>> {
+        None
+    }
 }
 
 impl<T: BlockingTool> Tool for T {
@@ -223,6 +231,12 @@ impl<T: BlockingTool> Tool for T {
         Box::pin(async move {
             let input = parse::<T::Input>(T::NAME, &input)?;
             let cancel = ctx.cancel.clone();
+            if cancel.is_cancelled() {
+                return Err(super::files::cancelled());
+            }
+            if let Some(done) = T::run_inline(&input, &ctx) {
+                return done?.into_output(T::NAME);
+            }
             run_blocking(&cancel, move || T::run(input, &ctx)?.into_output(T::NAME)).await
         })
     }

@@ -194,6 +194,25 @@ impl Workspace {
     /// Paths longer than [`MAX_PATH_BYTES`] are refused before any file
     /// system work (no such path can be opened anyway).
     pub fn resolve(&self, cwd: &Path, path: &str) -> Result<Resolved, ToolError> {
+        let r = self.resolve_lexical(cwd, path)?;
+        self.check_protected(&r)?;
+        Ok(r)
+    }
+
+    /// [`Workspace::resolve`], and the path permission rules should see
+    /// ([`Workspace::real_path`]), found once for both.
+    pub fn resolve_with_real(&self, cwd: &Path, path: &str) -> Result<(Resolved, PathBuf), ToolError> {
+        let r = self.resolve_lexical(cwd, path)?;
+        let real = self.real_path(&r);
+        self.check_protected_at(&r, &real)?;
+        Ok((r, real))
+    }
+
+    /// The path inside a root that `path` names from `cwd`, by its text
+    /// alone (`..` folded, symlinks not followed), without the check against
+    /// wrepl's own files: for a tool that checks the file it opens
+    /// ([`Workspace::check_opened`]) after the pipeline checked the path.
+    pub fn resolve_lexical(&self, cwd: &Path, path: &str) -> Result<Resolved, ToolError> {
         if path.is_empty() {
             return Err(ToolError::InvalidInput("the path is empty".into()));
         }
@@ -210,9 +229,7 @@ impl Workspace {
         let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
         let abs = normalize(&joined).ok_or_else(|| self.escape(path))?;
         let (root, rel) = self.locate(&abs).ok_or_else(|| self.escape(path))?;
-        let r = Resolved { root, rel, abs };
-        self.check_protected(&r)?;
-        Ok(r)
+        Ok(Resolved { root, rel, abs })
     }
 
     /// Refuse a resolved path that is, or lies inside, a protected path: as
@@ -222,11 +239,18 @@ impl Workspace {
         if self.protected.is_empty() {
             return Ok(());
         }
+        self.check_protected_at(r, &self.real_path(r))
+    }
+
+    /// [`Workspace::check_protected`] with the real path already found.
+    fn check_protected_at(&self, r: &Resolved, real: &Path) -> Result<(), ToolError> {
+        if self.protected.is_empty() {
+            return Ok(());
+        }
         if self.is_protected(&r.abs) {
             return Err(protected_error(&r.abs));
         }
-        let real = self.real_path(r);
-        if self.is_protected(&real) {
+        if self.is_protected(real) {
             return Err(protected_error(&r.abs));
         }
         // Identities: the real path and each existing directory above it
@@ -330,6 +354,44 @@ impl Workspace {
         Ok(real)
     }
 
+    /// Open the file at `r` for reading, non-blocking (a FIFO or a device
+    /// cannot stall the open), and check it as [`Self::check_opened`] does,
+    /// the directories above it included; with its metadata, read from the
+    /// opened file (so nothing can be swapped in between). A path through no
+    /// symbolic link (`openat2` with `RESOLVE_NO_SYMLINKS`) is checked at the
+    /// root's path joined with `r.rel`, without asking /proc; one through a
+    /// link (or a system without `openat2`) is opened inside the root and
+    /// checked where /proc says it is.
+    pub fn open_checked(&self, r: &Resolved) -> Result<(cap_std::fs::File, cap_std::fs::Metadata), ToolError> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let dir = self.dir(r.root);
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+        match rustix::fs::openat2(dir, &r.rel, flags, Mode::empty(), how) {
+            Ok(fd) => {
+                let file = cap_std::fs::File::from_std(std::fs::File::from(fd));
+                let meta = file.metadata().map_err(|e| map_io(r, e))?;
+                if self.guarded() {
+                    let real = self.roots[r.root].path.join(&r.rel);
+                    self.check_real(real, (meta.dev(), meta.ino()), r, true, true)?;
+                }
+                Ok((file, meta))
+            }
+            Err(
+                rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOSYS | rustix::io::Errno::PERM,
+            ) => {
+                let mut options = cap_std::fs::OpenOptions::new();
+                options.read(true);
+                cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOCTTY);
+                let file = dir.open_with(&r.rel, &options).map_err(|e| map_io(r, e))?;
+                self.check_opened(&file, r, true, true)?;
+                let meta = file.metadata().map_err(|e| map_io(r, e))?;
+                Ok((file, meta))
+            }
+            Err(e) => Err(map_io(r, e.into())),
+        }
+    }
+
     /// Open, for reading, a regular file a walk found at `r` (relative to its
     /// root). The fast way refuses every symbolic link on the way (`openat2`
     /// with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, non-blocking): the file
@@ -407,6 +469,16 @@ impl Workspace {
     /// the longest existing prefix, so a link cannot dodge a path rule.
     pub fn real_path(&self, r: &Resolved) -> PathBuf {
         let dir = self.dir(r.root);
+        // Fast: when no component is a symbolic link (an `O_PATH` open that
+        // refuses them succeeds), the path leads where it is written. This
+        // asks no /proc link, which costs more than the rest of a small read.
+        if !r.rel.as_os_str().is_empty() {
+            use rustix::fs::{Mode, OFlags, ResolveFlags};
+            let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+            if rustix::fs::openat2(dir, &r.rel, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how).is_ok() {
+                return self.roots[r.root].path.join(&r.rel);
+            }
+        }
         let root = &self.roots[r.root].path;
         let mut existing = r.rel.clone();
         let mut rest = Vec::new();

@@ -105,7 +105,7 @@ fn resolve_file(ctx_ws: &Workspace, cwd: &Path, path: &str) -> Result<Resolved, 
     Ok(r)
 }
 
-fn is_a_directory(r: &Resolved) -> ToolError {
+pub(crate) fn is_a_directory(r: &Resolved) -> ToolError {
     ToolError::InvalidInput(format!(
         "{} is a directory, not a file; use Glob (e.g. pattern \"*\" with this path) to list its files",
         r.shown()

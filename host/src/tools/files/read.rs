@@ -14,8 +14,8 @@ use super::super::workspace::map_io;
 use super::super::Media;
 use super::super::{ToolContext, ToolError, Workspace};
 use super::{
-    cancelled, cut_line, file_metadata, read_bounded, resolve_file, show, strip_eol, DEFAULT_READ_LIMIT,
-    LINE_KEEP_BYTES, MAX_IMAGE_BYTES, MAX_PDF_BYTES, MAX_TEXT_BYTES, SNIFF_BYTES,
+    cancelled, cut_line, read_bounded, show, strip_eol, DEFAULT_READ_LIMIT, LINE_KEEP_BYTES, MAX_IMAGE_BYTES,
+    MAX_PDF_BYTES, MAX_TEXT_BYTES, SNIFF_BYTES,
 };
 
 /// `Read`: read a text file (`cat -n` style text, raw lines in the value), an
@@ -102,7 +102,16 @@ impl BlockingTool for Read {
 
     fn run(input: ReadInput, ctx: &ToolContext) -> Result<Out<ReadOutput>, ToolError> {
         let (offset, limit) = (input.offset.map(NonZeroU64::get), input.limit.map(NonZeroU64::get));
-        read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel)
+        let read = read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel, u64::MAX)?;
+        read.ok_or_else(|| ToolError::Failed("the file could not be read".into()))
+    }
+
+    /// A file of at most [`INLINE_MAX_BYTES`] is read at once: opening it
+    /// cannot block (it is opened non-blocking, and only a regular file is
+    /// read), and reading it takes microseconds.
+    fn run_inline(input: &ReadInput, ctx: &ToolContext) -> Option<Result<Out<ReadOutput>, ToolError>> {
+        let (offset, limit) = (input.offset.map(NonZeroU64::get), input.limit.map(NonZeroU64::get));
+        read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel, INLINE_MAX_BYTES).transpose()
     }
 }
 
@@ -133,6 +142,12 @@ fn sniff(head: &[u8]) -> Kind {
     }
 }
 
+/// Files up to this size are read on the calling thread (see
+/// [`BlockingTool::run_inline`]).
+const INLINE_MAX_BYTES: u64 = 256 << 10;
+
+/// Read the file at `path`; `Ok(None)` when it is larger than `at_most`
+/// bytes (then nothing was read: the caller reads it on the blocking pool).
 fn read_file(
     ws: &Workspace,
     cwd: &Path,
@@ -140,15 +155,34 @@ fn read_file(
     offset: Option<u64>,
     limit: Option<u64>,
     cancel: &CancellationToken,
-) -> Result<Out<ReadOutput>, ToolError> {
-    let r = resolve_file(ws, cwd, path)?;
-    // Check the type before opening: opening a FIFO would block.
-    let meta = file_metadata(ws, &r)?;
-    let mut file = ws.dir(r.root).open(&r.rel).map_err(|e| map_io(&r, e))?;
-    // Where the opened file really is (a symlink swapped in since the path
-    // was checked must not lead to wrepl's state or a hidden path).
-    ws.check_opened(&file, &r, true, true)?;
+    at_most: u64,
+) -> Result<Option<Out<ReadOutput>>, ToolError> {
+    // The path as written (the pipeline checked it, and where it leads,
+    // against wrepl's own files before this call ran; the opened file is
+    // checked again below, by where the kernel says it is).
+    let r = ws.resolve_lexical(cwd, path)?;
+    if r.rel.as_os_str().is_empty() {
+        return Err(super::is_a_directory(&r));
+    }
+    if ws.is_protected(&r.abs) {
+        return Err(super::super::workspace::protected_error(&r.abs));
+    }
+    // Opened non-blocking, so a FIFO (or a device) cannot stall the open;
+    // its type is read from the opened file, so nothing can be swapped in
+    // between the check and the read; and checked where it really is (a
+    // symlink swapped in since the path was checked must not lead to
+    // wrepl's state or a hidden path).
+    let (mut file, meta) = ws.open_checked(&r)?;
+    if meta.is_dir() {
+        return Err(super::is_a_directory(&r));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.shown())));
+    }
     let len = meta.len();
+    if len > at_most {
+        return Ok(None);
+    }
     let shown = show(&r.abs);
 
     let mut head = Vec::with_capacity(SNIFF_BYTES);
@@ -175,7 +209,7 @@ fn read_file(
             let text = format!("[image {mime}, {n} bytes: {shown}]");
             let value = ReadOutput::Image { file_path: shown, mime: mime.to_string(), bytes: n as u64 };
             let data = base64::engine::general_purpose::STANDARD.encode(&data);
-            Ok(Out::new(value, text).with_media(vec![Media::Image { mime: mime.to_string(), data }]))
+            Ok(Some(Out::new(value, text).with_media(vec![Media::Image { mime: mime.to_string(), data }])))
         }
         Kind::Pdf => {
             let mut data = media(MAX_PDF_BYTES, "PDF")?;
@@ -189,7 +223,7 @@ fn read_file(
             let text = format!("[PDF, {n} bytes: {shown}]");
             let value = ReadOutput::Pdf { file_path: shown, mime: "application/pdf".into(), bytes: n as u64 };
             let data = base64::engine::general_purpose::STANDARD.encode(&data);
-            Ok(Out::new(value, text).with_media(vec![Media::Pdf { data }]))
+            Ok(Some(Out::new(value, text).with_media(vec![Media::Pdf { data }])))
         }
         Kind::Binary => Err(ToolError::InvalidInput(format!(
             "{shown} is a binary file ({len} bytes); Read returns text, images (PNG, JPEG, GIF, WebP) and PDFs"
@@ -208,7 +242,7 @@ fn read_file(
                 SelectError::Cancelled => cancelled(),
                 SelectError::Io(e) => map_io(&r, e),
             })?;
-            Ok(render_text(&shown, start, sel))
+            Ok(Some(render_text(&shown, start, sel)))
         }
     }
 }
