@@ -14,13 +14,19 @@ pub(in crate::replay) fn encode(events: &[(u64, Event)]) -> Result<Vec<(u64, Str
     events.iter().map(|(block, event)| Ok((*block, canonical_json(event)?, event))).collect()
 }
 
+/// Events with their canonical JSON, owned (for a write another thread may
+/// carry out: see the group commit in `log_store`).
+pub(super) fn encode_owned(events: &[(u64, Event)]) -> Result<Vec<(u64, String, Event)>, StoreError> {
+    events.iter().map(|(block, event)| Ok((*block, canonical_json(event)?, event.clone()))).collect()
+}
+
 /// Append inside an open write transaction: continue the chain after the
 /// newest row, which must be the recorded head (a log whose newest rows are
 /// gone is not extended), then move the head.
 pub(super) fn append_in(
     tx: &Transaction<'_>,
     session: &str,
-    encoded: Vec<(u64, String, &Event)>,
+    encoded: Vec<(u64, String, Event)>,
 ) -> Result<Vec<StoredEvent>, StoreError> {
     if session_log_version(tx, session)?.is_none() {
         tx.execute(
@@ -65,7 +71,7 @@ pub(super) fn append_in(
             })?;
             let hash = link_hash(&prev_hash, block, seq, &json);
             insert.execute(params![session, seq_sql, block_sql, json, hash])?;
-            stored.push(StoredEvent { block, seq, event: event.clone(), hash: hash.clone() });
+            stored.push(StoredEvent { block, seq, event, hash: hash.clone() });
             prev_hash = hash;
             prev_block = Some(block);
             seq += 1;

@@ -11,11 +11,11 @@ use super::super::store::{
     now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, SnapshotInfo, StoreError,
     StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
 };
-use super::append::{append_in, encode};
+use super::append::{append_in, encode_owned};
 use super::lease::{lease_lost, read_lease, stale};
 use super::rows::{load_rows, read_head, session_log_version, to_u32, to_u64};
 use super::verify::{check_and_decode, orphans_report};
-use super::SqliteStore;
+use super::{SqliteStore, Written};
 
 impl LogStore for SqliteStore {
     fn file_path(&self) -> Option<&Path> {
@@ -24,12 +24,10 @@ impl LogStore for SqliteStore {
 
     fn append(&self, session: &str, events: &[(u64, Event)]) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
-        let encoded = encode(events)?;
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let stored = append_in(&tx, session, encoded)?;
-        tx.commit()?;
-        Ok(stored)
+        let encoded = encode_owned(events)?;
+        let session = session.to_string();
+        self.group_write(Box::new(move |tx| append_in(tx, &session, encoded).map(Written::Stored)))
+            .map(Written::into_stored)
     }
 
     fn append_leased(
@@ -39,16 +37,56 @@ impl LogStore for SqliteStore {
         events: &[(u64, Event)],
     ) -> Result<Vec<StoredEvent>, StoreError> {
         validate_session_name(session)?;
-        let encoded = encode(events)?;
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        match read_lease(&tx, session)? {
-            Some((owner, ..)) if owner == owner_id => {}
-            other => return Err(lease_lost(session, other)),
+        let encoded = encode_owned(events)?;
+        let (session, owner_id) = (session.to_string(), owner_id.to_string());
+        self.group_write(Box::new(move |tx| {
+            match read_lease(tx, &session)? {
+                Some((owner, ..)) if owner == owner_id => {}
+                other => return Err(lease_lost(&session, other)),
+            }
+            append_in(tx, &session, encoded).map(Written::Stored)
+        }))
+        .map(Written::into_stored)
+    }
+
+    /// The events, the lease given back and the head read, in one
+    /// transaction (one commit, grouped with other writers'). The lease is
+    /// given back even when the events cannot be written.
+    fn append_and_release(
+        &self,
+        session: &str,
+        owner_id: &str,
+        events: &[(u64, Event)],
+    ) -> Result<Option<Head>, StoreError> {
+        validate_session_name(session)?;
+        let encoded = encode_owned(events)?;
+        let (session, owner_id) = (session.to_string(), owner_id.to_string());
+        let written = self.group_write(Box::new(move |tx| {
+            let written = if encoded.is_empty() {
+                Ok(())
+            } else {
+                // In a savepoint of its own: a failed append leaves nothing
+                // behind, and the release below still happens.
+                tx.execute_batch("SAVEPOINT appended")?;
+                let appended = match read_lease(tx, &session)? {
+                    Some((owner, ..)) if owner == owner_id => append_in(tx, &session, encoded).map(drop),
+                    other => Err(lease_lost(&session, other)),
+                };
+                let end = if appended.is_ok() { "RELEASE appended" } else { "ROLLBACK TO appended; RELEASE appended" };
+                tx.execute_batch(end)?;
+                appended
+            };
+            // A failed append rolled back only its own savepoint's changes
+            // (see `group_write`); the lease goes back either way, so an
+            // error here is reported after the release is committed.
+            tx.execute("DELETE FROM leases WHERE session = ?1 AND owner = ?2", params![session, owner_id])?;
+            Ok(Written::Released(written.err(), read_head(tx, &session)?))
+        }))?;
+        match written {
+            Written::Released(Some(e), _) => Err(e),
+            Written::Released(None, head) => Ok(head),
+            Written::Stored(_) => Ok(None),
         }
-        let stored = append_in(&tx, session, encoded)?;
-        tx.commit()?;
-        Ok(stored)
     }
 
     fn head(&self, session: &str) -> Result<Option<Head>, StoreError> {

@@ -25,6 +25,13 @@
 //! several processes can share one file; appends take the write lock up front
 //! (`BEGIN IMMEDIATE`), which keeps each session's `seq` gapless.
 //!
+//! Appends are committed in groups: a writer that finds the connection busy
+//! leaves its write in a queue, and whoever holds the connection next runs
+//! every queued write in one transaction (each in a savepoint of its own, so
+//! one that fails takes nothing else with it) and commits them with one
+//! fsync. Every writer returns only after the commit that holds its write:
+//! nothing is acknowledged before it is on disk.
+//!
 //! The schema and its migrations are in `schema`, reading rows in `rows`,
 //! appending events in `append`, leases in `lease`, checking a chain in
 //! `verify`, and the [`LogStore`] operations over them in `log_store`.
@@ -45,12 +52,13 @@ mod verify;
 mod tests;
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-use super::store::StoreError;
+use super::log::StoredEvent;
+use super::store::{Head, StoreError};
 
 pub(super) use append::{encode, newest_matches_head};
 pub(super) use lease::{lease_lost, stale};
@@ -62,11 +70,91 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`LogStore`] on a SQLite database (one connection behind a mutex).
 ///
 /// [`LogStore`]: super::store::LogStore
-#[derive(Debug)]
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     /// The database file (absolute), `None` in memory.
     path: Option<std::path::PathBuf>,
+    /// Writes waiting for the next group commit ([`SqliteStore::group_write`]).
+    pending: Mutex<Vec<(Work, Arc<Slot>)>>,
+    /// Group commits run so far (each one transaction, one fsync).
+    groups: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+/// What a grouped write gives back.
+pub(super) enum Written {
+    /// The events stored.
+    Stored(Vec<StoredEvent>),
+    /// The lease was given back: why the events could not be written, if
+    /// they could not, and the head after.
+    Released(Option<StoreError>, Option<Head>),
+}
+
+impl Written {
+    pub(super) fn into_stored(self) -> Vec<StoredEvent> {
+        match self {
+            Written::Stored(s) => s,
+            Written::Released(..) => Vec::new(),
+        }
+    }
+}
+
+/// One write of a group commit, run inside the group's transaction.
+pub(super) type Work = Box<dyn FnOnce(&Transaction<'_>) -> Result<Written, StoreError> + Send>;
+
+/// Where a write's outcome is left for its writer.
+#[derive(Default)]
+pub(super) struct Slot(Mutex<Option<Result<Written, StoreError>>>);
+
+impl Slot {
+    fn take(&self) -> Option<Result<Written, StoreError>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    fn put(&self, r: Result<Written, StoreError>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+    }
+}
+
+/// The error every write of a group gets when the group's transaction could
+/// not be begun or committed (nothing of it was written).
+fn group_failed(e: &rusqlite::Error) -> StoreError {
+    StoreError::Io(std::io::Error::other(format!("the store could not commit: {e}")))
+}
+
+/// Run `works` in one transaction, each in a savepoint (a failed one is
+/// rolled back alone), and commit once; the outcome of each, in order.
+fn run_group(conn: &mut Connection, works: Vec<Work>) -> Vec<Result<Written, StoreError>> {
+    let n = works.len();
+    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => return (0..n).map(|_| Err(group_failed(&e))).collect(),
+    };
+    let mut results = Vec::with_capacity(n);
+    for work in works {
+        if let Err(e) = tx.execute_batch("SAVEPOINT grouped_write") {
+            results.push(Err(e.into()));
+            continue;
+        }
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&tx))).unwrap_or_else(|p| {
+            Err(StoreError::Io(std::io::Error::other(format!("the write panicked: {}", crate::text::panic_line(&*p)))))
+        });
+        let end =
+            if outcome.is_ok() { "RELEASE grouped_write" } else { "ROLLBACK TO grouped_write; RELEASE grouped_write" };
+        match tx.execute_batch(end) {
+            Ok(()) => results.push(outcome),
+            Err(e) => return (0..n).map(|_| Err(group_failed(&e))).collect(),
+        }
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => (0..n).map(|_| Err(group_failed(&e))).collect(),
+    }
 }
 
 impl SqliteStore {
@@ -126,6 +214,38 @@ impl SqliteStore {
     /// A private, non-persistent store (for tests and throwaway sessions).
     pub fn in_memory() -> Result<Self, StoreError> {
         Self::init(Connection::open_in_memory()?)
+    }
+
+    /// Run `work` in the next group commit (see the module documentation):
+    /// its outcome, once the transaction that holds it is committed.
+    pub(super) fn group_write(&self, work: Work) -> Result<Written, StoreError> {
+        let slot = Arc::new(Slot::default());
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).push((work, slot.clone()));
+        let mut conn = self.lock();
+        // The writer that held the connection may have committed this write
+        // with its own.
+        if let Some(done) = slot.take() {
+            return done;
+        }
+        let group = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        let (works, slots): (Vec<Work>, Vec<Arc<Slot>>) = group.into_iter().unzip();
+        self.groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut mine = None;
+        for (s, r) in slots.into_iter().zip(run_group(&mut conn, works)) {
+            if Arc::ptr_eq(&s, &slot) {
+                mine = Some(r);
+            } else {
+                s.put(r);
+            }
+        }
+        drop(conn);
+        // Not in the group: a writer before took it and stopped (a panic)
+        // before answering; it was not committed.
+        mine.or_else(|| slot.take()).unwrap_or_else(|| {
+            Err(StoreError::Io(std::io::Error::other(
+                "the write was lost with another writer's failure; it was not committed",
+            )))
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {

@@ -105,6 +105,6 @@ impl SqliteStore {
                  PRIMARY KEY(session, digest));",
         )?;
         tx.commit()?;
-        Ok(Self { conn: Mutex::new(conn), path: None })
+        Ok(Self { conn: Mutex::new(conn), path: None, pending: Mutex::default(), groups: Default::default() })
     }
 }
