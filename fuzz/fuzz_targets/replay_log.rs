@@ -25,7 +25,7 @@ use wrepl::replay::store::{canonical_json, link_hash, validate_session_name, Log
 
 #[derive(Debug, Arbitrary)]
 enum Ev {
-    Begin { code: String, boundary: String },
+    Begin { code: String, boundary: String, view: u8 },
     Call { tool: String, input: String, schema: String },
     Done { call: u32, ok: bool, payload: String, error_kind: String },
     Refused { call: u32, error_kind: String, message: String },
@@ -38,7 +38,11 @@ enum Ev {
 impl Ev {
     fn into_event(self) -> Event {
         match self {
-            Ev::Begin { code, boundary } => Event::Begin { code, boundary },
+            Ev::Begin { code, boundary, view } => {
+                let view =
+                    [wrepl::View::Model, wrepl::View::Terminal, wrepl::View::TerminalColors][usize::from(view % 3)];
+                Event::Begin { code, boundary, view }
+            }
             Ev::Call { tool, input, schema } => Event::Call { tool, input, schema, at_ms: None },
             Ev::Done { call, ok, payload, error_kind } => Event::Done { call, ok, payload, error_kind, ms: None },
             Ev::Refused { call, error_kind, message } => Event::Refused { call, error_kind, message },

@@ -14,7 +14,7 @@
     FunctionToString, nativeBrandOf, nativePromiseState, nativeIsPromise, isError, describeError, MapCtor, MapGet, MapSet, MapHas,
     MapEntries, MapIterNext, SetValues, SetIterNext, ArrayBufferIsView, TypedArrayLength, DateGetTime, DateToISO,
     RegExpSource, RegExpFlags, SymbolToString, StringSlice, StringPadStart, StringPadEnd, StringIncludes,
-    StringCharCodeAt, StringRepeat, NumberToString, ArrayJoin, MapDelete, ArrayProto, ArrayBufferByteLength, Uint8ArrayCtor, ObjectProto, FunctionProto, AsyncFunctionProto,
+    StringCharCodeAt, StringRepeat, NumberToString, NumberCtor, ArrayJoin, MapDelete, ArrayProto, ArrayBufferByteLength, Uint8ArrayCtor, ObjectProto, FunctionProto, AsyncFunctionProto,
     GeneratorFunctionProto, AsyncGeneratorFunctionProto, TypedArrayToStringTag, MathMax, MathMin, MathSqrt,
     MathRound, MathFloor, ObjectIs, BRAND_DATE, BRAND_MAP, BRAND_SET, BRAND_REGEXP, BRAND_WEAKMAP, BRAND_WEAKSET,
     BRAND_PROXY, BRAND_WEAKREF, BRAND_ARRAYBUFFER, BRAND_DATAVIEW,
@@ -301,7 +301,26 @@
         const proto = protoOf(original);
         if (proto !== ArrayProto) pre = prefix(original, "Array", n);
         let holes = 0, shown = 0, i = 0;
+        // A sparse array is walked by its own keys once a long run of holes
+        // shows (`a.length = 1e9` must not take 1e9 steps).
+        let indices = null, next = 0;
         for (; i < n && shown < MAX_ARRAY; i++) {
+          if (holes > 1000 && indices === null) {
+            indices = newArray();
+            let keys;
+            try { keys = ReflectOwnKeys(v); } catch (_) { keys = newArray(); }
+            for (let k = 0; k < keys.length; k++) {
+              if (typeof keys[k] === "string" && isIndex(keys[k])) indices[indices.length] = NumberCtor(keys[k]);
+            }
+            while (next < indices.length && indices[next] < i) next++;
+          }
+          if (indices !== null) {
+            const at = next < indices.length ? MathMin(indices[next], n) : n;
+            holes += at - i;
+            i = at;
+            next++;
+            if (i >= n) break;
+          }
           const d = own(v, StringCtor(i));
           if (d === undefined) { holes++; continue; }
           if (holes > 0) { entries[entries.length] = ctx.paint("<" + holes + " empty item" + (holes > 1 ? "s" : "") + ">", "undefined"); shown++; holes = 0; }
@@ -444,7 +463,11 @@
       if (d === undefined || !("value" in d)) continue;
       const v = d.value;
       if ((typeof v !== "object" && typeof v !== "function") || v === null) continue;
-      const names = memberNames(v, 300, newArray());
+      // An array's (or a typed array's) own keys are its indices: only
+      // its prototypes' names are offered, and its elements are not listed.
+      const listed = ArrayIsArray(v) || ArrayBufferIsView(v) ? protoOf(v) : v;
+      if (listed === null) continue;
+      const names = memberNames(listed, 300, newArray());
       members[globals[i]] = names;
       total += names.length;
     }

@@ -129,7 +129,7 @@
     if (inspectFn === null) {
       if (platformNatives === null) platformNatives = makePlatform();
       const lib = ObjectAssign({ __proto__: null }, inspectIntrinsics, {
-        G, call, newArray, ObjectGetProto, ObjectGetOwnDesc, ArrayIsArray, StringCtor, NumberIsFinite, FunctionToString,
+        G, call, newArray, NumberCtor, ObjectGetProto, ObjectGetOwnDesc, ArrayIsArray, StringCtor, NumberIsFinite, FunctionToString,
         nativeBrandOf, nativePromiseState: platformNatives.promiseState, nativeIsPromise, isError, describeError,
         MapCtor, MapGet, MapSet, MapHas, MapDelete, MapEntries, MapIterNext, SetValues, SetIterNext,
         ArrayBufferIsView, TypedArrayLength, DateGetTime, DateToISO, StringSlice, ObjectProto,
