@@ -31,6 +31,26 @@ pub const PROBE_CHILD: &str = "__wrepl_search_probe__";
 struct Root {
     path: PathBuf,
     dir: Arc<Dir>,
+    /// The root lies on a local file system of a known kind (ext4, XFS,
+    /// Btrfs, tmpfs, overlayfs, F2FS): one whose opens and small reads do
+    /// not wait on a network or a user-space server (NFS, FUSE, 9p). Only
+    /// then may a tool open a file on an async worker thread
+    /// ([`Workspace::open_local`]).
+    local: bool,
+}
+
+/// Whether `dir` is on a local file system of a known kind (see `Root::local`).
+fn on_local_fs(dir: &Dir) -> bool {
+    // statfs(2) f_type magic numbers (linux/magic.h).
+    const LOCAL: [i64; 6] = [
+        0xEF53,      // ext2/3/4
+        0x5846_5342, // XFS
+        0x9123_683E, // Btrfs
+        0x0102_1994, // tmpfs
+        0x794C_7630, // overlayfs
+        0xF2F5_2010, // F2FS
+    ];
+    rustix::fs::fstatfs(dir).is_ok_and(|s| LOCAL.contains(&(s.f_type as i64)))
 }
 
 /// The directories scripts may work in, and what inside them file tools may
@@ -101,7 +121,8 @@ impl Workspace {
                 .map_err(|e| ToolError::NotFound(format!("workspace root {}: {e}", r.display())))?;
             let dir = Dir::open_ambient_dir(&path, ambient_authority())
                 .map_err(|e| ToolError::Io(format!("cannot open workspace root {}: {e}", path.display())))?;
-            out.push(Root { path, dir: Arc::new(dir) });
+            let local = on_local_fs(&dir);
+            out.push(Root { path, dir: Arc::new(dir), local });
         }
         if out.is_empty() {
             return Err(ToolError::InvalidInput("at least one workspace root is required".into()));
@@ -352,6 +373,32 @@ impl Workspace {
             return Err(hidden_error(&r.abs));
         }
         Ok(real)
+    }
+
+    /// [`Workspace::open_checked`] for a caller on an async worker thread,
+    /// where nothing may wait long: only on a root on a local file system,
+    /// and only along a path that neither follows a symbolic link nor
+    /// crosses into another mount (`RESOLVE_NO_XDEV`: a network or FUSE file
+    /// system mounted inside the root is never entered here). `Ok(None)`:
+    /// not here; open it on the blocking pool instead.
+    pub fn open_local(&self, r: &Resolved) -> Result<Option<(cap_std::fs::File, cap_std::fs::Metadata)>, ToolError> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        if !self.roots[r.root].local {
+            return Ok(None);
+        }
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_XDEV;
+        let fd = match rustix::fs::openat2(self.dir(r.root), &r.rel, flags, Mode::empty(), how) {
+            Ok(fd) => fd,
+            Err(_) => return Ok(None),
+        };
+        let file = cap_std::fs::File::from_std(std::fs::File::from(fd));
+        let meta = file.metadata().map_err(|e| map_io(r, e))?;
+        if self.guarded() {
+            let real = self.roots[r.root].path.join(&r.rel);
+            self.check_real(real, (meta.dev(), meta.ino()), r, true, true)?;
+        }
+        Ok(Some((file, meta)))
     }
 
     /// Open the file at `r` for reading, non-blocking (a FIFO or a device
@@ -683,6 +730,27 @@ pub fn map_io(r: &Resolved, e: std::io::Error) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a worker thread may open: only on a local file system, and never
+    /// across a mount (here procfs under `/`) or through a symbolic link.
+    #[test]
+    fn open_local_stays_on_the_roots_own_local_file_system() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("f.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("f.txt", t.path().join("link")).unwrap();
+        let ws = Workspace::new([t.path()]).unwrap();
+        let root = ws.default_cwd().to_path_buf();
+        assert!(ws.roots[0].local, "the test's temporary directory is on a local file system");
+        assert!(ws.open_local(&ws.resolve(&root, "f.txt").unwrap()).unwrap().is_some());
+        assert!(ws.open_local(&ws.resolve(&root, "link").unwrap()).unwrap().is_none());
+        // /proc is not a local file system of a known kind.
+        assert!(!Workspace::new(["/proc"]).unwrap().roots[0].local);
+        // From `/` (local on this machine), /proc is another mount: not entered.
+        let slash = Workspace::new(["/"]).unwrap();
+        if slash.roots[0].local {
+            assert!(slash.open_local(&slash.resolve(Path::new("/"), "proc/version").unwrap()).unwrap().is_none());
+        }
+    }
 
     #[test]
     fn file_errors_name_the_path_relative_to_its_root() {

@@ -102,16 +102,19 @@ impl BlockingTool for Read {
 
     fn run(input: ReadInput, ctx: &ToolContext) -> Result<Out<ReadOutput>, ToolError> {
         let (offset, limit) = (input.offset.map(NonZeroU64::get), input.limit.map(NonZeroU64::get));
-        let read = read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel, u64::MAX)?;
+        let read = read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel, None)?;
         read.ok_or_else(|| ToolError::Failed("the file could not be read".into()))
     }
 
-    /// A file of at most [`INLINE_MAX_BYTES`] is read at once: opening it
-    /// cannot block (it is opened non-blocking, and only a regular file is
-    /// read), and reading it takes microseconds.
+    /// A file of at most [`INLINE_MAX_BYTES`] on a local file system is
+    /// read at once: opening it cannot block (it is opened non-blocking,
+    /// along a path that enters no other mount, and only a regular file is
+    /// read), and reading it takes microseconds. Anything else, errors
+    /// included, is left to [`BlockingTool::run`].
     fn run_inline(input: &ReadInput, ctx: &ToolContext) -> Option<Result<Out<ReadOutput>, ToolError>> {
         let (offset, limit) = (input.offset.map(NonZeroU64::get), input.limit.map(NonZeroU64::get));
-        read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel, INLINE_MAX_BYTES).transpose()
+        let inline = Some(INLINE_MAX_BYTES);
+        read_file(&ctx.workspace, &ctx.cwd, &input.file_path, offset, limit, &ctx.cancel, inline).transpose()
     }
 }
 
@@ -146,8 +149,10 @@ fn sniff(head: &[u8]) -> Kind {
 /// [`BlockingTool::run_inline`]).
 const INLINE_MAX_BYTES: u64 = 256 << 10;
 
-/// Read the file at `path`; `Ok(None)` when it is larger than `at_most`
-/// bytes (then nothing was read: the caller reads it on the blocking pool).
+/// Read the file at `path`. With `inline` (on an async worker), only a
+/// file of at most that many bytes that [`Workspace::open_local`] opens:
+/// `Ok(None)` for any other (nothing was read; the caller reads it on the
+/// blocking pool).
 fn read_file(
     ws: &Workspace,
     cwd: &Path,
@@ -155,7 +160,7 @@ fn read_file(
     offset: Option<u64>,
     limit: Option<u64>,
     cancel: &CancellationToken,
-    at_most: u64,
+    inline: Option<u64>,
 ) -> Result<Option<Out<ReadOutput>>, ToolError> {
     // The path as written (the pipeline checked it, and where it leads,
     // against wrepl's own files before this call ran; the opened file is
@@ -172,7 +177,13 @@ fn read_file(
     // between the check and the read; and checked where it really is (a
     // symlink swapped in since the path was checked must not lead to
     // wrepl's state or a hidden path).
-    let (mut file, meta) = ws.open_checked(&r)?;
+    let (mut file, meta) = match inline {
+        None => ws.open_checked(&r)?,
+        Some(_) => match ws.open_local(&r)? {
+            Some(opened) => opened,
+            None => return Ok(None),
+        },
+    };
     if meta.is_dir() {
         return Err(super::is_a_directory(&r));
     }
@@ -180,7 +191,7 @@ fn read_file(
         return Err(ToolError::InvalidInput(format!("{} is not a regular file", r.shown())));
     }
     let len = meta.len();
-    if len > at_most {
+    if inline.is_some_and(|at_most| len > at_most) {
         return Ok(None);
     }
     let shown = show(&r.abs);
