@@ -50,7 +50,7 @@ fn on_local_fs(dir: &Dir) -> bool {
         0x794C_7630, // overlayfs
         0xF2F5_2010, // F2FS
     ];
-    rustix::fs::fstatfs(dir).is_ok_and(|s| LOCAL.contains(&(s.f_type as i64)))
+    rustix::fs::fstatfs(dir).is_ok_and(|s| LOCAL.contains(&{ s.f_type }))
 }
 
 /// The directories scripts may work in, and what inside them file tools may
