@@ -49,10 +49,14 @@
 // stopped at the end.
 
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import {
+  check, CheckFailed, children, expect, failures, HttpServer, report, runWithBinary, short, withoutToken,
+} from './check-harness.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PACKAGE = join(HERE, 'node_modules', '@modelcontextprotocol', 'inspector');
@@ -63,52 +67,7 @@ const ERAS = [
 const RUN_MS = 60_000;
 const TOKEN = 'wrepl-inspector-test-token-5b8c20';
 
-const failures = [];
-let passes = 0;
-
-class CheckFailed extends Error {}
-
-function expect(cond, what) {
-  if (!cond) throw new CheckFailed(what);
-}
-
-function short(value, max = 1500) {
-  let text;
-  try {
-    text = typeof value === 'string' ? value : JSON.stringify(value);
-  } catch {
-    text = String(value);
-  }
-  return text === undefined ? String(value) : text.length < max ? text : `${text.slice(0, max)}...`;
-}
-
-async function check(label, what, fn) {
-  try {
-    const note = await fn();
-    passes += 1;
-    console.log(`PASS ${label}: ${note ?? what}`);
-  } catch (err) {
-    const message = err instanceof CheckFailed ? err.message : `${err?.name ?? 'Error'}: ${err?.message ?? err}`;
-    failures.push(`${label}: ${what}: ${message.split('\n')[0]}`);
-    console.log(`FAIL ${label}: ${what}: ${message}`);
-    if (!(err instanceof CheckFailed) && err?.stack) console.log(err.stack.split('\n').slice(1, 6).join('\n'));
-  }
-}
-
 // --------------------------------------------------------------------------- processes
-
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) {
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  }
-});
-
-function withoutToken(env) {
-  const out = { ...env };
-  delete out.WREPL_TOKEN;
-  return out;
-}
 
 /** Run a command to its end (killed past `ms`): {code, signal, stdout, stderr}. */
 function run(command, args, { env, ms = RUN_MS, cwd } = {}) {
@@ -138,77 +97,6 @@ function run(command, args, { env, ms = RUN_MS, cwd } = {}) {
       }
     });
   });
-}
-
-/** `wrepl serve --http 127.0.0.1:0 ARGS`; the address from its stderr, the stdout kept. */
-class HttpServer {
-  constructor(binary, args, log) {
-    this.lines = [];
-    this.stdout = '';
-    this.url = null;
-    this.proc = spawn(binary, ['serve', '--http', '127.0.0.1:0', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: withoutToken(process.env),
-    });
-    children.add(this.proc);
-    this.proc.stdout.setEncoding('utf8').on('data', (d) => (this.stdout += d));
-    this.ready = new Promise((resolveReady) => {
-      let buffered = '';
-      this.proc.stderr.setEncoding('utf8').on('data', (chunk) => {
-        appendFileSync(log, chunk);
-        buffered += chunk;
-        let nl;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, nl);
-          buffered = buffered.slice(nl + 1);
-          this.lines.push(line);
-          const m = /^wrepl: serving MCP at (http:\/\/\S+)/.exec(line);
-          if (m && this.url === null) {
-            this.url = m[1];
-            resolveReady(this.url);
-          }
-        }
-      });
-      this.proc.on('exit', () => resolveReady(null));
-    });
-  }
-
-  async waitReady() {
-    let timer;
-    const url = await Promise.race([
-      this.ready,
-      new Promise((r) => {
-        timer = setTimeout(() => r(null), 30_000);
-      }),
-    ]);
-    clearTimeout(timer);
-    expect(
-      url,
-      `wrepl serve --http did not listen (exit ${this.proc.exitCode ?? this.proc.signalCode}); stderr: ` +
-        (this.lines.slice(-20).join('\n') || '(empty)'),
-    );
-    return url;
-  }
-
-  /** The first complete JSON object printed on stdout (the client configuration). */
-  async printedConfig() {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const end = this.stdout.indexOf('\n}\n');
-      if (end >= 0) return JSON.parse(this.stdout.slice(0, end + 2));
-      expect(Date.now() < deadline, `no configuration on stdout within 30 s: ${short(this.stdout)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
-  async stop() {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    const exited = new Promise((r) => this.proc.once('exit', r));
-    this.proc.kill('SIGTERM');
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
 }
 
 // --------------------------------------------------------------------------- the Inspector
@@ -510,25 +398,7 @@ async function main(binary) {
       failures.push(`unexpected: ${err?.stack ?? err}`);
     }
   }
-  const secs = ((Date.now() - started) / 1000).toFixed(1);
-  if (failures.length > 0) {
-    console.log(`\n${failures.length} check(s) failed (${passes} passed, ${secs} s):`);
-    for (const f of failures) console.log(`  - ${f}`);
-    console.log(`(work dir kept: ${workdir})`);
-    return 1;
-  }
-  rmSync(workdir, { recursive: true, force: true });
-  console.log(`all checks passed (${passes} checks, ${secs} s)`);
-  return 0;
+  return report(workdir, started);
 }
 
-if (process.argv.length !== 3) {
-  console.error('usage: node tests/node/inspector-checks.mjs PATH/TO/wrepl');
-  process.exit(2);
-}
-const binary = resolve(process.argv[2]);
-if (!existsSync(binary)) {
-  console.error(`FAIL: ${binary} does not exist`);
-  process.exit(2);
-}
-process.exit(await main(binary));
+await runWithBinary('inspector-checks.mjs', main);

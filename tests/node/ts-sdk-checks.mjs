@@ -89,11 +89,14 @@
 // "all checks passed" and exits 0. Every request is bounded (60 s), every
 // check too (120 s); all servers this script starts are stopped at the end.
 
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+import {
+  check as countedCheck, CheckFailed, expect, failures, HttpServer, report, runWithBinary, short, withTimeout,
+} from './check-harness.mjs';
 
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -120,119 +123,9 @@ const TOKEN = 'wrepl-ts-sdk-test-token-7d3e91';
 const SAMPLE_REPLY = 'pong from the typescript sdk';
 const PROGRESS_ROUNDS = 5;
 
-const failures = [];
-let passes = 0;
-
-class CheckFailed extends Error {}
-
-function expect(cond, what) {
-  if (!cond) throw new CheckFailed(what);
-}
-
-function short(value) {
-  let text;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    text = String(value);
-  }
-  return text === undefined ? String(value) : text.length < 1500 ? text : `${text.slice(0, 1500)}...`;
-}
-
-function withTimeout(promise, ms, what) {
-  let timer;
-  return Promise.race([
-    promise,
-    new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new CheckFailed(`${what}: no answer within ${ms / 1000} s`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
-/** Run one check: PASS or FAIL (counted, with the connection's last messages). */
-async function check(label, what, fn, conn) {
-  try {
-    const note = await withTimeout(Promise.resolve().then(fn), STEP_MS * 2, what);
-    passes += 1;
-    console.log(`PASS ${label}: ${note ?? what}`);
-    return true;
-  } catch (err) {
-    const message = err instanceof CheckFailed ? err.message : `${err?.name ?? 'Error'}: ${err?.message ?? err}`;
-    const first = message.split('\n')[0];
-    failures.push(`${label}: ${what}: ${first.length < 400 ? first : `${first.slice(0, 400)}...`}`);
-    console.log(`FAIL ${label}: ${what}: ${message}`);
-    if (!(err instanceof CheckFailed) && err?.stack) console.log(err.stack.split('\n').slice(1, 6).join('\n'));
-    if (conn) conn.dump();
-    return false;
-  }
-}
-
-// --------------------------------------------------------------------------- servers
-
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) {
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  }
-});
-
-/** `wrepl serve --http 127.0.0.1:0 ...`, started by this script; stderr goes to `log`. */
-class HttpServer {
-  constructor(binary, args, log) {
-    this.lines = [];
-    this.url = null;
-    this.proc = spawn(binary, ['serve', '--http', '127.0.0.1:0', ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: withoutToken(process.env),
-    });
-    children.add(this.proc);
-    this.ready = new Promise((resolveReady) => {
-      let buffered = '';
-      this.proc.stderr.setEncoding('utf8');
-      this.proc.stderr.on('data', (chunk) => {
-        appendFileSync(log, chunk);
-        buffered += chunk;
-        let nl;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, nl);
-          buffered = buffered.slice(nl + 1);
-          this.lines.push(line);
-          const m = /wrepl: serving MCP at (http:\/\/\S+)/.exec(line);
-          if (m && this.url === null) {
-            this.url = m[1];
-            resolveReady(this.url);
-          }
-        }
-      });
-      this.proc.on('exit', () => resolveReady(null));
-    });
-  }
-
-  async waitReady() {
-    const url = await withTimeout(this.ready, 30_000, 'wrepl serve --http to listen');
-    if (!url) {
-      throw new CheckFailed(
-        `wrepl serve --http exited (${this.proc.exitCode ?? this.proc.signalCode}) without listening; stderr: ` +
-          (this.lines.slice(-20).join('\n') || '(empty)'),
-      );
-    }
-    return url;
-  }
-
-  async stop(signal = 'SIGTERM') {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    const exited = new Promise((r) => this.proc.once('exit', r));
-    this.proc.kill(signal);
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-function withoutToken(env) {
-  const out = { ...env };
-  delete out.WREPL_TOKEN;
-  return out;
+/** Run one check (at most two steps long); on a failure, the connection's last messages. */
+function check(label, what, fn, conn) {
+  return countedCheck(label, what, fn, { timeoutMs: STEP_MS * 2, onFail: conn ? () => conn.dump() : undefined });
 }
 
 // --------------------------------------------------------------------------- clients
@@ -975,26 +868,8 @@ async function main(binary) {
   } catch (err) {
     failures.push(`unexpected: ${err?.stack ?? err}`);
   }
-  const secs = ((Date.now() - started) / 1000).toFixed(1);
-  if (failures.length > 0) {
-    console.log(`\n${failures.length} check(s) failed (${passes} passed, ${secs} s):`);
-    for (const f of failures) console.log(`  - ${f}`);
-    console.log(`(work dir kept: ${workdir})`);
-    return 1;
-  }
-  rmSync(workdir, { recursive: true, force: true });
-  console.log(`all checks passed (${passes} checks, ${secs} s)`);
-  return 0;
+  return report(workdir, started);
 }
 
-if (process.argv.length !== 3) {
-  console.error('usage: node tests/node/ts-sdk-checks.mjs PATH/TO/wrepl');
-  process.exit(2);
-}
-const binary = resolve(process.argv[2]);
-if (!existsSync(binary)) {
-  console.error(`FAIL: ${binary} does not exist`);
-  process.exit(2);
-}
-// Exit at once: the servers are stopped, and the exit hook kills any left.
-process.exit(await main(binary));
+// Exits at once: the servers are stopped, and the exit hook kills any left.
+await runWithBinary('ts-sdk-checks.mjs', main);
