@@ -382,23 +382,36 @@ impl Workspace {
     /// system mounted inside the root is never entered here). `Ok(None)`:
     /// not here; open it on the blocking pool instead.
     pub fn open_local(&self, r: &Resolved) -> Result<Option<(cap_std::fs::File, cap_std::fs::Metadata)>, ToolError> {
-        use rustix::fs::{Mode, OFlags, ResolveFlags};
         if !self.roots[r.root].local {
             return Ok(None);
         }
+        let Ok(file) = self.open_unlinked(r, rustix::fs::ResolveFlags::NO_XDEV) else { return Ok(None) };
+        let meta = self.check_unlinked(&file, r)?;
+        Ok(Some((file, meta)))
+    }
+
+    /// Open `r` for reading, non-blocking, along a path that follows no
+    /// symbolic link (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`,
+    /// and `extra`): the file is then exactly at the root's path joined
+    /// with `r.rel`.
+    fn open_unlinked(&self, r: &Resolved, extra: rustix::fs::ResolveFlags) -> rustix::io::Result<cap_std::fs::File> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
         let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
-        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_XDEV;
-        let fd = match rustix::fs::openat2(self.dir(r.root), &r.rel, flags, Mode::empty(), how) {
-            Ok(fd) => fd,
-            Err(_) => return Ok(None),
-        };
-        let file = cap_std::fs::File::from_std(std::fs::File::from(fd));
+        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | extra;
+        let fd = rustix::fs::openat2(self.dir(r.root), &r.rel, flags, Mode::empty(), how)?;
+        Ok(cap_std::fs::File::from_std(std::fs::File::from(fd)))
+    }
+
+    /// The checks of [`Self::check_opened`] (ancestors included) for a file
+    /// [`Self::open_unlinked`] opened, at the path it is known to be at; its
+    /// metadata.
+    fn check_unlinked(&self, file: &cap_std::fs::File, r: &Resolved) -> Result<cap_std::fs::Metadata, ToolError> {
         let meta = file.metadata().map_err(|e| map_io(r, e))?;
         if self.guarded() {
             let real = self.roots[r.root].path.join(&r.rel);
             self.check_real(real, (meta.dev(), meta.ino()), r, true, true)?;
         }
-        Ok(Some((file, meta)))
+        Ok(meta)
     }
 
     /// Open the file at `r` for reading, non-blocking (a FIFO or a device
@@ -410,18 +423,9 @@ impl Workspace {
     /// link (or a system without `openat2`) is opened inside the root and
     /// checked where /proc says it is.
     pub fn open_checked(&self, r: &Resolved) -> Result<(cap_std::fs::File, cap_std::fs::Metadata), ToolError> {
-        use rustix::fs::{Mode, OFlags, ResolveFlags};
-        let dir = self.dir(r.root);
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
-        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
-        match rustix::fs::openat2(dir, &r.rel, flags, Mode::empty(), how) {
-            Ok(fd) => {
-                let file = cap_std::fs::File::from_std(std::fs::File::from(fd));
-                let meta = file.metadata().map_err(|e| map_io(r, e))?;
-                if self.guarded() {
-                    let real = self.roots[r.root].path.join(&r.rel);
-                    self.check_real(real, (meta.dev(), meta.ino()), r, true, true)?;
-                }
+        match self.open_unlinked(r, rustix::fs::ResolveFlags::empty()) {
+            Ok(file) => {
+                let meta = self.check_unlinked(&file, r)?;
                 Ok((file, meta))
             }
             Err(
@@ -430,7 +434,7 @@ impl Workspace {
                 let mut options = cap_std::fs::OpenOptions::new();
                 options.read(true);
                 cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOCTTY);
-                let file = dir.open_with(&r.rel, &options).map_err(|e| map_io(r, e))?;
+                let file = self.dir(r.root).open_with(&r.rel, &options).map_err(|e| map_io(r, e))?;
                 self.check_opened(&file, r, true, true)?;
                 let meta = file.metadata().map_err(|e| map_io(r, e))?;
                 Ok((file, meta))
@@ -450,19 +454,15 @@ impl Workspace {
     /// [`Self::check_opened`] on where the file really is. `Ok(None)`: it is
     /// not to be shown (wrepl's own state, or hidden by a read rule).
     pub fn open_walked(&self, r: &Resolved) -> Result<Option<cap_std::fs::File>, ToolError> {
-        use rustix::fs::{Mode, OFlags, ResolveFlags};
-        let dir = self.dir(r.root);
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
-        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
-        let file = match rustix::fs::openat2(dir, &r.rel, flags, Mode::empty(), how) {
-            Ok(fd) => cap_std::fs::File::from_std(std::fs::File::from(fd)),
+        let file = match self.open_unlinked(r, rustix::fs::ResolveFlags::empty()) {
+            Ok(file) => file,
             // A symbolic link on the way (the path named one, or one was
             // swapped in), or no openat2 (an old kernel, a seccomp filter):
             // open as the other file tools do, and check where it leads.
             Err(
                 rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOSYS | rustix::io::Errno::PERM,
             ) => {
-                let file = dir.open(&r.rel).map_err(|e| map_io(r, e))?;
+                let file = self.dir(r.root).open(&r.rel).map_err(|e| map_io(r, e))?;
                 return Ok(self.check_opened(&file, r, true, false).ok().map(|()| file));
             }
             Err(e) => return Err(map_io(r, e.into())),

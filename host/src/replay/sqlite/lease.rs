@@ -31,6 +31,15 @@ pub(super) fn read_lease(
     Ok(row)
 }
 
+/// `Ok` while `owner_id` holds `session`'s lease, else the lease-lost error
+/// naming who holds it now.
+pub(super) fn check_held(conn: &Connection, session: &str, owner_id: &str) -> Result<(), StoreError> {
+    match read_lease(conn, session)? {
+        Some((owner, ..)) if owner == owner_id => Ok(()),
+        other => Err(lease_lost(session, other)),
+    }
+}
+
 /// The error of a writer whose lease is no longer its own, naming who holds
 /// the session now (from [`read_lease`]).
 pub(in crate::replay) fn lease_lost(session: &str, now_held: Option<(String, LeaseHolder, LeaseOwner)>) -> StoreError {

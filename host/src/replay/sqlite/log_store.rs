@@ -12,10 +12,10 @@ use super::super::store::{
     StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
 };
 use super::append::{append_in, encode_owned};
-use super::lease::{lease_lost, read_lease, stale};
+use super::lease::{check_held, lease_lost, read_lease, stale};
 use super::rows::{load_rows, read_head, session_log_version, to_u32, to_u64};
 use super::verify::{check_and_decode, orphans_report};
-use super::{SqliteStore, Written};
+use super::{in_savepoint, SqliteStore, Written};
 
 impl LogStore for SqliteStore {
     fn file_path(&self) -> Option<&Path> {
@@ -40,10 +40,7 @@ impl LogStore for SqliteStore {
         let encoded = encode_owned(events)?;
         let (session, owner_id) = (session.to_string(), owner_id.to_string());
         self.group_write(Box::new(move |tx| {
-            match read_lease(tx, &session)? {
-                Some((owner, ..)) if owner == owner_id => {}
-                other => return Err(lease_lost(&session, other)),
-            }
+            check_held(tx, &session, &owner_id)?;
             append_in(tx, &session, encoded).map(Written::Stored)
         }))
         .map(Written::into_stored)
@@ -67,14 +64,10 @@ impl LogStore for SqliteStore {
             } else {
                 // In a savepoint of its own: a failed append leaves nothing
                 // behind, and the release below still happens.
-                tx.execute_batch("SAVEPOINT appended")?;
-                let appended = match read_lease(tx, &session)? {
-                    Some((owner, ..)) if owner == owner_id => append_in(tx, &session, encoded).map(drop),
-                    other => Err(lease_lost(&session, other)),
-                };
-                let end = if appended.is_ok() { "RELEASE appended" } else { "ROLLBACK TO appended; RELEASE appended" };
-                tx.execute_batch(end)?;
-                appended
+                in_savepoint(tx, "appended", || {
+                    check_held(tx, &session, &owner_id)?;
+                    append_in(tx, &session, encoded).map(drop)
+                })?
             };
             // A failed append rolled back only its own savepoint's changes
             // (see `group_write`); the lease goes back either way, so an

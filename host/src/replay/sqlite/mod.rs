@@ -127,6 +127,21 @@ fn group_failed(e: &rusqlite::Error) -> StoreError {
     StoreError::Io(std::io::Error::other(format!("the store could not commit: {e}")))
 }
 
+/// Run `f` in savepoint `name` of `tx`: its changes are kept when it
+/// succeeds and rolled back when it fails; its outcome. The outer error: the
+/// savepoint could not be begun or ended (the transaction is then in doubt).
+pub(super) fn in_savepoint<T>(
+    tx: &Transaction<'_>,
+    name: &str,
+    f: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<Result<T, StoreError>, rusqlite::Error> {
+    tx.execute_batch(&format!("SAVEPOINT {name}"))?;
+    let outcome = f();
+    let end = if outcome.is_ok() { format!("RELEASE {name}") } else { format!("ROLLBACK TO {name}; RELEASE {name}") };
+    tx.execute_batch(&end)?;
+    Ok(outcome)
+}
+
 /// Run `works` in one transaction, each in a savepoint (a failed one is
 /// rolled back alone), and commit once; the outcome of each, in order.
 fn run_group(conn: &mut Connection, works: Vec<Work>) -> Vec<Result<Written, StoreError>> {
@@ -137,17 +152,17 @@ fn run_group(conn: &mut Connection, works: Vec<Work>) -> Vec<Result<Written, Sto
     };
     let mut results = Vec::with_capacity(n);
     for work in works {
-        if let Err(e) = tx.execute_batch("SAVEPOINT grouped_write") {
-            results.push(Err(e.into()));
-            continue;
-        }
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&tx))).unwrap_or_else(|p| {
-            Err(StoreError::Io(std::io::Error::other(format!("the write panicked: {}", crate::text::panic_line(&*p)))))
+        let outcome = in_savepoint(&tx, "grouped_write", || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&tx))).unwrap_or_else(|p| {
+                Err(StoreError::Io(std::io::Error::other(format!(
+                    "the write panicked: {}",
+                    crate::text::panic_line(&*p)
+                ))))
+            })
         });
-        let end =
-            if outcome.is_ok() { "RELEASE grouped_write" } else { "ROLLBACK TO grouped_write; RELEASE grouped_write" };
-        match tx.execute_batch(end) {
-            Ok(()) => results.push(outcome),
+        match outcome {
+            Ok(outcome) => results.push(outcome),
+            // The transaction is in doubt: nothing of the group is kept.
             Err(e) => return (0..n).map(|_| Err(group_failed(&e))).collect(),
         }
     }
