@@ -265,7 +265,11 @@ pub const SHORTHANDS: &[Shorthand] = &[
 /// SHA-256 of `serde_json::to_string(schema)`. Recorded with every call.
 pub fn fingerprint(schema: &Value) -> String {
     // Serializing a `Value` cannot fail (its map keys are strings).
-    let text = serde_json::to_string(schema).unwrap_or_default();
+    fingerprint_text(&serde_json::to_string(schema).unwrap_or_default())
+}
+
+/// [`fingerprint`] of a schema already serialized as `text`.
+pub fn fingerprint_text(text: &str) -> String {
     let mut hex = to_hex(&Sha256::digest(text.as_bytes()));
     hex.truncate(16);
     hex

@@ -114,6 +114,8 @@ pub(super) struct Policy {
     pub(super) events: Option<EventSink>,
     pub(super) session_id: String,
     pub(super) confinement: crate::process::confine::Confinement,
+    /// Front calls' compiled schemas.
+    pub(super) front_validators: super::gate::FrontValidators,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -161,6 +163,7 @@ impl Dispatcher {
             events: config.events,
             session_id: config.session_id,
             confinement,
+            front_validators: Default::default(),
         };
         Ok(Self::with_state(Arc::new(policy), latch))
     }

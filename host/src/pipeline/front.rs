@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 use super::dispatcher::Dispatcher;
 use super::events::Phase;
 pub use super::gate::FrontDefault;
-use super::gate::{compile, Gate};
+use super::gate::Gate;
 use super::hooks::{HookContext, HookEvent};
 use super::records::{CallRecord, Finished, JsonText};
-use crate::call::{fingerprint, Call, CallBudget, CallFailure, FailureKind, Origin, TraceContext};
+use crate::call::{fingerprint_text, Call, CallBudget, CallFailure, FailureKind, Origin, TraceContext};
 use crate::ids;
 
 /// A call the model makes of a tool wrepl serves itself (the MCP `repl`
@@ -87,9 +87,11 @@ impl Dispatcher {
     pub async fn admit(&self, call: FrontCall) -> Result<Admission, Refusal> {
         let FrontCall { tool, input, schema, default, trace } = call;
         let started = Instant::now();
+        // Serializing a `Value` cannot fail (its map keys are strings).
+        let schema_text = serde_json::to_string(&schema).unwrap_or_default();
         let mut call = Call {
             id: ids::tool_use_id(),
-            fingerprint: Some(fingerprint(&schema).into()),
+            fingerprint: Some(fingerprint_text(&schema_text).into()),
             tool,
             input,
             origin: Origin::Model,
@@ -100,7 +102,7 @@ impl Dispatcher {
         };
         self.emit(&call.id, &call.tool, Phase::Start, None, started);
         let mut warnings = Vec::new();
-        let admitted = match compile(&call.tool, &schema) {
+        let admitted = match self.p.front_validators.get(&call.tool, &schema_text, &schema) {
             Err(e) => Err(CallFailure::new(FailureKind::InvalidInput, e.to_string())),
             Ok(validator) => {
                 let gate = Gate::Front { validator: &validator, default: &default };

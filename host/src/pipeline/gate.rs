@@ -58,7 +58,68 @@ impl Gate<'_> {
     }
 }
 
+/// The compiled schemas of front calls (`repl`, registered tools), keyed by
+/// the schema's exact text, so a served evaluation does not compile the same
+/// schema again. Bounded: a script that registers many tools empties it
+/// rather than growing it.
+#[derive(Default)]
+pub(super) struct FrontValidators(std::sync::Mutex<std::collections::HashMap<String, Arc<jsonschema::Validator>>>);
+
+/// At most this many schemas are kept compiled.
+const MAX_FRONT_VALIDATORS: usize = 256;
+
+impl FrontValidators {
+    /// The validator of `schema` (whose text is `text`), compiled now if no
+    /// schema with that exact text was.
+    pub(super) fn get(
+        &self,
+        tool: &str,
+        text: &str,
+        schema: &Value,
+    ) -> Result<Arc<jsonschema::Validator>, PipelineError> {
+        if let Some(v) = self.0.lock().unwrap_or_else(|p| p.into_inner()).get(text) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(compile(tool, schema)?);
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_FRONT_VALIDATORS {
+            map.clear();
+        }
+        map.insert(text.to_string(), v.clone());
+        Ok(v)
+    }
+}
+
 /// Compile `tool`'s JSON Schema once.
 pub(super) fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, PipelineError> {
     jsonschema::validator_for(schema).map_err(|e| PipelineError::Schema { tool: tool.into(), message: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn front_schemas_are_compiled_once_per_text_and_the_cache_is_bounded() {
+        let cache = FrontValidators::default();
+        let schema = serde_json::json!({"type": "object", "required": ["code"]});
+        let text = serde_json::to_string(&schema).unwrap();
+        let a = cache.get("repl", &text, &schema).unwrap();
+        let b = cache.get("repl", &text, &schema).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "the second call reuses the compiled schema");
+        assert!(!a.is_valid(&serde_json::json!({})) && a.is_valid(&serde_json::json!({"code": "1"})));
+        // Another text is another entry, compiled from its own schema.
+        let other = serde_json::json!({"type": "string"});
+        let o = cache.get("t", &serde_json::to_string(&other).unwrap(), &other).unwrap();
+        assert!(o.is_valid(&serde_json::json!("x")) && !o.is_valid(&serde_json::json!({})));
+        // A bad schema is the tool's error, and is not kept.
+        let bad = serde_json::json!({"type": 5});
+        let e = cache.get("bad", "bad", &bad).unwrap_err();
+        assert!(e.to_string().contains("input schema of tool bad"), "{e}");
+        for i in 0..MAX_FRONT_VALIDATORS * 2 {
+            let s = serde_json::json!({"type": "object", "title": i.to_string()});
+            cache.get("t", &serde_json::to_string(&s).unwrap(), &s).unwrap();
+            assert!(cache.0.lock().unwrap().len() <= MAX_FRONT_VALIDATORS);
+        }
+    }
 }

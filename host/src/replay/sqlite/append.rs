@@ -29,16 +29,13 @@ pub(super) fn append_in(
     encoded: Vec<(u64, String, Event)>,
 ) -> Result<Vec<StoredEvent>, StoreError> {
     if session_log_version(tx, session)?.is_none() {
-        tx.execute(
-            "INSERT INTO sessions(name, created_at_ms, log_version) VALUES (?1, ?2, ?3)",
-            params![session, i64::try_from(now_ms()).unwrap_or(i64::MAX), i64::from(LOG_VERSION)],
-        )?;
+        tx.prepare_cached("INSERT INTO sessions(name, created_at_ms, log_version) VALUES (?1, ?2, ?3)")?
+            .execute(params![session, i64::try_from(now_ms()).unwrap_or(i64::MAX), i64::from(LOG_VERSION)])?;
     }
     let head = read_head(tx, session)?.unwrap_or(Head { events: 0, hash: String::new() });
     let last: Option<(i64, i64, Option<String>)> = tx
-        .query_row("SELECT seq, block, hash FROM events WHERE session = ?1 ORDER BY seq DESC LIMIT 1", [session], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        .prepare_cached("SELECT seq, block, hash FROM events WHERE session = ?1 ORDER BY seq DESC LIMIT 1")?
+        .query_row([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let (mut seq, mut prev_block, mut prev_hash) = match last {
         None => (0u64, None, String::new()),
@@ -77,10 +74,11 @@ pub(super) fn append_in(
             seq += 1;
         }
     }
-    tx.execute(
-        "UPDATE sessions SET head_events = ?1, head_hash = ?2 WHERE name = ?3",
-        params![i64::try_from(seq).unwrap_or(i64::MAX), prev_hash, session],
-    )?;
+    tx.prepare_cached("UPDATE sessions SET head_events = ?1, head_hash = ?2 WHERE name = ?3")?.execute(params![
+        i64::try_from(seq).unwrap_or(i64::MAX),
+        prev_hash,
+        session
+    ])?;
     Ok(stored)
 }
 

@@ -14,8 +14,10 @@ pub(super) fn read_lease(
     session: &str,
 ) -> Result<Option<(String, LeaseHolder, LeaseOwner)>, StoreError> {
     let row = conn
-        .query_row(
+        .prepare_cached(
             "SELECT owner, pid, host, boot_id, start_ticks, since_ms, heartbeat_ms, pid_ns FROM leases WHERE session = ?1",
+        )?
+        .query_row(
             [session],
             |r| {
                 let int = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);

@@ -261,10 +261,11 @@ impl LogStore for SqliteStore {
         validate_session_name(session)?;
         let block = i64::try_from(snap.block).unwrap_or(i64::MAX);
         let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
-        self.lock().execute(
-            "INSERT OR REPLACE INTO snapshots(session, digest, block, seal, data, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![session, digest, block, &snap.seal, &snap.data, now],
-        )?;
+        self.lock()
+            .prepare_cached(
+                "INSERT OR REPLACE INTO snapshots(session, digest, block, seal, data, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![session, digest, block, &snap.seal, &snap.data, now])?;
         Ok(())
     }
 
@@ -328,11 +329,11 @@ impl LogStore for SqliteStore {
     fn touch(&self, session: &str, at_ms: u64) -> Result<(), StoreError> {
         validate_session_name(session)?;
         let conn = self.lock();
-        conn.execute(
+        conn.prepare_cached(
             "INSERT INTO activity(session, at_ms) VALUES (?1, ?2) \
              ON CONFLICT(session) DO UPDATE SET at_ms = MAX(at_ms, excluded.at_ms)",
-            params![session, at_ms as i64],
-        )?;
+        )?
+        .execute(params![session, at_ms as i64])?;
         Ok(())
     }
 

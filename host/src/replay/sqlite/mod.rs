@@ -135,10 +135,12 @@ pub(super) fn in_savepoint<T>(
     name: &str,
     f: impl FnOnce() -> Result<T, StoreError>,
 ) -> Result<Result<T, StoreError>, rusqlite::Error> {
-    tx.execute_batch(&format!("SAVEPOINT {name}"))?;
+    tx.prepare_cached(&format!("SAVEPOINT {name}"))?.execute([])?;
     let outcome = f();
-    let end = if outcome.is_ok() { format!("RELEASE {name}") } else { format!("ROLLBACK TO {name}; RELEASE {name}") };
-    tx.execute_batch(&end)?;
+    if outcome.is_err() {
+        tx.prepare_cached(&format!("ROLLBACK TO {name}"))?.execute([])?;
+    }
+    tx.prepare_cached(&format!("RELEASE {name}"))?.execute([])?;
     Ok(outcome)
 }
 
@@ -150,16 +152,30 @@ fn run_group(conn: &mut Connection, works: Vec<Work>) -> Vec<Result<Written, Sto
         Ok(tx) => tx,
         Err(e) => return (0..n).map(|_| Err(group_failed(&e))).collect(),
     };
+    let guarded = |work: Work, tx: &Transaction<'_>| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(tx))).unwrap_or_else(|p| {
+            Err(StoreError::Io(std::io::Error::other(format!("the write panicked: {}", crate::text::panic_line(&*p)))))
+        })
+    };
+    // A group of one needs no savepoint: a write that fails takes the whole
+    // transaction back with it.
+    if n == 1 {
+        let Some(work) = works.into_iter().next() else { return Vec::new() };
+        return match guarded(work, &tx) {
+            Ok(written) => match tx.commit() {
+                Ok(()) => vec![Ok(written)],
+                Err(e) => vec![Err(group_failed(&e))],
+            },
+            Err(e) => {
+                // Dropping the transaction rolls it back.
+                drop(tx);
+                vec![Err(e)]
+            }
+        };
+    }
     let mut results = Vec::with_capacity(n);
     for work in works {
-        let outcome = in_savepoint(&tx, "grouped_write", || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&tx))).unwrap_or_else(|p| {
-                Err(StoreError::Io(std::io::Error::other(format!(
-                    "the write panicked: {}",
-                    crate::text::panic_line(&*p)
-                ))))
-            })
-        });
+        let outcome = in_savepoint(&tx, "grouped_write", || guarded(work, &tx));
         match outcome {
             Ok(outcome) => results.push(outcome),
             // The transaction is in doubt: nothing of the group is kept.

@@ -33,8 +33,10 @@ pub(super) struct Row {
 /// The session's recorded log version, if the session exists; errors if it
 /// is not one this build can read or extend.
 pub(super) fn session_log_version(conn: &Connection, session: &str) -> Result<Option<u32>, StoreError> {
-    let found: Option<Option<i64>> =
-        conn.query_row("SELECT log_version FROM sessions WHERE name = ?1", [session], |r| r.get(0)).optional()?;
+    let found: Option<Option<i64>> = conn
+        .prepare_cached("SELECT log_version FROM sessions WHERE name = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()?;
     let Some(found) = found else { return Ok(None) };
     let found = to_u32(found.unwrap_or(0), session, "log_version")?;
     if found != LOG_VERSION {
@@ -59,7 +61,8 @@ pub(super) fn load_rows(conn: &Connection, session: &str) -> Result<Vec<Row>, St
 /// The session's recorded head (`None`: no such session).
 pub(super) fn read_head(conn: &Connection, session: &str) -> Result<Option<Head>, StoreError> {
     let found: Option<(i64, String)> = conn
-        .query_row("SELECT head_events, head_hash FROM sessions WHERE name = ?1", [session], |r| {
+        .prepare_cached("SELECT head_events, head_hash FROM sessions WHERE name = ?1")?
+        .query_row([session], |r| {
             Ok((r.get::<_, Option<i64>>(0)?.unwrap_or(0), r.get::<_, Option<String>>(1)?.unwrap_or_default()))
         })
         .optional()?;

@@ -54,6 +54,9 @@ const MIGRATE_1_TO_2: &str = "
 impl SqliteStore {
     pub(super) fn init(mut conn: Connection) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", "OFF")?;
+        // Every statement of an append, a lease check and the group commit's
+        // savepoints is kept prepared.
+        conn.set_prepared_statement_cache_capacity(64);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);")?;
         let found: Option<Option<String>> =

@@ -552,3 +552,25 @@ fn concurrent_writers_keep_every_chain_intact() {
         assert_eq!(reopened.acquire_lease(&s, &owner("next"), ttl).unwrap(), LeaseTaken::Free);
     }
 }
+
+/// A write alone in its group runs without a savepoint: when it fails after
+/// inserting a row, the whole transaction goes back, and the next write
+/// finds the connection ready.
+#[test]
+fn a_lone_write_that_fails_leaves_nothing_and_the_next_one_lands() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let ttl = std::time::Duration::from_secs(60);
+    assert_eq!(store.acquire_lease("s", &owner("o"), ttl).unwrap(), LeaseTaken::Free);
+    let groups = |s: &SqliteStore| s.groups.load(std::sync::atomic::Ordering::Relaxed);
+    let before = groups(&store);
+    let backwards = vec![(5, call(5)), (3, call(3))];
+    let e = store.append_leased("s", "o", &backwards).unwrap_err();
+    assert!(matches!(e, StoreError::InvalidBlock { .. }), "{e:?}");
+    assert_eq!(groups(&store) - before, 1, "a group of one");
+    assert!(SqliteStore::open(&path).unwrap().load("s").unwrap().is_empty(), "the first row was rolled back");
+    assert_eq!(store.append_leased("s", "o", &block_events(0)).unwrap().len(), 6);
+    let reopened = SqliteStore::open(&path).unwrap();
+    assert_eq!(reopened.load("s").unwrap().len(), 6);
+    assert!(reopened.verify("s").unwrap().ok);
+}
