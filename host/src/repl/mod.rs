@@ -350,7 +350,18 @@ impl Repl {
                 stopped: result.timed_out || result.error.as_ref().is_some_and(|e| e.name == "AbortError"),
                 cost: Some(result.cost.clone()),
             };
-            if let Err(e) = rec.record(end, true) {
+            // The block's events are committed on the blocking pool: while
+            // this one waits for its commit, the worker runs other
+            // contexts, whose commits then join the same group (one
+            // transaction and one fsync for all of them).
+            let r = rec.clone();
+            let written = tokio::task::spawn_blocking(move || r.record(end, true)).await;
+            let written = written.unwrap_or_else(|e| {
+                Err(crate::runtime::RecordError::Storage(Box::new(std::io::Error::other(format!(
+                    "the commit of the block's events stopped: {e}"
+                )))))
+            });
+            if let Err(e) = written {
                 result.stderr.push_str(&format!("[wrepl] warning: {e}\n"));
             }
             sess.next_block += 1;

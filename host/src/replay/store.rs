@@ -449,6 +449,23 @@ pub trait LogStore: Send + Sync {
     fn file_path(&self) -> Option<&std::path::Path> {
         None
     }
+
+    /// How many event writes this process has made through the store's
+    /// group commit, and in how many transactions (committed or tried),
+    /// where the store groups its writes: one transaction holds the writes
+    /// of several contexts, so the second runs behind the first.
+    fn group_commits(&self) -> Option<GroupCommits> {
+        None
+    }
+}
+
+/// What a store's group commit has done ([`LogStore::group_commits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GroupCommits {
+    /// Writes made through it.
+    pub writes: u64,
+    /// Transactions that held them.
+    pub transactions: u64,
 }
 
 /// A stored secret as read back: at least 32 bytes, or the store is corrupt.

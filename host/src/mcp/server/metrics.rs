@@ -124,6 +124,8 @@ pub struct Metrics {
     hibernations: Counter,
     snapshot_wakes: Counter,
     commit_seconds: Histogram,
+    store_transactions: Gauge,
+    store_grouped_writes: Gauge,
     contexts: Family<ContextState, Gauge>,
     context_counter: Arc<Mutex<Option<ContextCounter>>>,
     tools_seen: Mutex<std::collections::HashSet<String>>,
@@ -193,6 +195,18 @@ impl Metrics {
             "Time of a durable write to the session store (events, a lease hand-back, a snapshot)",
             commit_seconds.clone(),
         );
+        let (store_transactions, store_grouped_writes) = (Gauge::default(), Gauge::default());
+        registry.register(
+            "store_grouped_writes",
+            "Event writes made through the session store's group commit (SQLite)",
+            store_grouped_writes.clone(),
+        );
+        registry.register(
+            "store_transactions",
+            "Transactions that held the grouped writes: one holds the writes of every context waiting at the time, \
+             so this runs behind store_grouped_writes",
+            store_transactions.clone(),
+        );
         let contexts = Family::<ContextState, Gauge>::default();
         registry.register(
             "contexts",
@@ -213,6 +227,8 @@ impl Metrics {
             call_seconds,
             budget_stops,
             commit_seconds,
+            store_transactions,
+            store_grouped_writes,
             contexts,
             context_counter,
             tools_seen: Default::default(),
@@ -343,6 +359,10 @@ impl MeteredStore {
         let out = write(&*self.inner);
         if let Some(m) = self.metrics.upgrade() {
             m.commit(started.elapsed().as_secs_f64());
+            if let Some(g) = self.inner.group_commits() {
+                m.store_grouped_writes.set(i64::try_from(g.writes).unwrap_or(i64::MAX));
+                m.store_transactions.set(i64::try_from(g.transactions).unwrap_or(i64::MAX));
+            }
         }
         out
     }
@@ -437,6 +457,9 @@ impl LogStore for MeteredStore {
     }
     fn snapshot_sessions(&self) -> Result<Vec<String>, StoreError> {
         self.inner.snapshot_sessions()
+    }
+    fn group_commits(&self) -> Option<crate::replay::store::GroupCommits> {
+        self.inner.group_commits()
     }
     fn file_path(&self) -> Option<&std::path::Path> {
         self.inner.file_path()

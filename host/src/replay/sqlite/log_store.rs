@@ -8,8 +8,8 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::super::log::{Event, StoredEvent, LOG_VERSION};
 use super::super::store::{
-    now_ms, validate_session_name, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, SnapshotInfo, StoreError,
-    StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
+    now_ms, validate_session_name, GroupCommits, Head, LeaseOwner, LeaseTaken, LogStore, SessionInfo, SnapshotInfo,
+    StoreError, StoredSnapshot, VerifyReport, MAX_SESSION_NAME,
 };
 use super::append::{append_in, encode_owned};
 use super::lease::{check_held, lease_lost, read_lease, stale};
@@ -20,6 +20,11 @@ use super::{in_savepoint, SqliteStore, Written};
 impl LogStore for SqliteStore {
     fn file_path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    fn group_commits(&self) -> Option<GroupCommits> {
+        use std::sync::atomic::Ordering::Relaxed;
+        Some(GroupCommits { writes: self.writes.load(Relaxed), transactions: self.groups.load(Relaxed) })
     }
 
     fn append(&self, session: &str, events: &[(u64, Event)]) -> Result<Vec<StoredEvent>, StoreError> {

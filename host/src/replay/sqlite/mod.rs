@@ -78,6 +78,8 @@ pub struct SqliteStore {
     pending: Mutex<Vec<(Work, Arc<Slot>)>>,
     /// Group commits run so far (each one transaction, one fsync).
     groups: std::sync::atomic::AtomicU64,
+    /// Writes made through the group commit so far.
+    writes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -250,6 +252,7 @@ impl SqliteStore {
     /// Run `work` in the next group commit (see the module documentation):
     /// its outcome, once the transaction that holds it is committed.
     pub(super) fn group_write(&self, work: Work) -> Result<Written, StoreError> {
+        self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let slot = Arc::new(Slot::default());
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).push((work, slot.clone()));
         let mut conn = self.lock();

@@ -108,6 +108,12 @@ impl SqliteStore {
                  PRIMARY KEY(session, digest));",
         )?;
         tx.commit()?;
-        Ok(Self { conn: Mutex::new(conn), path: None, pending: Mutex::default(), groups: Default::default() })
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: None,
+            pending: Mutex::default(),
+            groups: Default::default(),
+            writes: Default::default(),
+        })
     }
 }
