@@ -239,6 +239,49 @@ async fn two_servers_sharing_postgres_serve_one_context_in_turn() {
     }
 }
 
+/// On a shared store an instance gives a context's lease back after every
+/// call; it snapshots the context first only when replaying the blocks since
+/// its newest snapshot would cost more than the session allows (about
+/// 20 ms), not after every call: cheap calls leave no snapshot, a costly
+/// one leaves one, and the other instance continues from it.
+#[tokio::test]
+async fn a_shared_context_is_snapshotted_when_replay_would_cost_not_after_every_call() {
+    let Some(url) = fresh_db() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = instance(dir.path(), &url).await;
+    let mut b = instance(dir.path(), &url).await;
+    let token = std::fs::read_to_string(dir.path().join("tokens")).unwrap();
+    let token = token.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string();
+    let ca = modern(modern_client(true, "x"), http_transport(&a.url, &token)).await;
+    let cb = modern(modern_client(true, "x"), http_transport(&b.url, &token)).await;
+    let r = call(&ca, "repl", json!({"code": "let n = 0"})).await;
+    let handle = structured(&r)["context"].as_str().unwrap().to_string();
+    for _ in 0..30 {
+        let r = call(&ca, "repl", json!({"code": "n += 1", "context": handle})).await;
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+    }
+    let store = Arc::new(PostgresStore::open(&url).unwrap());
+    let sessions = store.sessions().unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let session = sessions[0].name.clone();
+    assert!(store.snapshots(&session).unwrap().is_empty(), "31 cheap calls, no snapshot");
+    // A call that computes for well over 20 ms: its state is snapshotted.
+    let heavy = "let s = 0; for (let i = 0; i < 3e6; i++) s += i % 7; n += 1";
+    let r = call(&ca, "repl", json!({"code": heavy, "context": handle})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let snaps = store.snapshots(&session).unwrap();
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+    assert_eq!(snaps[0].block, 31, "the snapshot holds the state after the costly call (block 31)");
+    // The other instance continues from it.
+    let r = call(&cb, "repl", json!({"code": "n", "context": handle})).await;
+    assert_eq!(structured(&r)["result"], json!(31), "{r:?}");
+    drop(ca);
+    drop(cb);
+    a.child.kill().await.unwrap();
+    b.child.kill().await.unwrap();
+    assert!(store.verify(&session).unwrap().ok);
+}
+
 fn wrepl(args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrepl")).args(args).output().unwrap();
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))

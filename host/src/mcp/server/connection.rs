@@ -275,10 +275,11 @@ pub(super) async fn give_back(hub: &Hub, state: &mut Option<ContextManager>) {
         return;
     }
     if let Some(m) = state.as_mut() {
-        // The next call may be served elsewhere: a snapshot first, so that
-        // it resumes there without replaying (a failure only costs replay).
+        // The next call may be served elsewhere: a snapshot first when the
+        // blocks since the newest one would take longer to replay there
+        // than the session allows (a failure only costs replay).
         if let Some(r) = m.live_mut(MAIN) {
-            let _ = r.snapshot_now().await;
+            let _ = r.snapshot_if_worth().await;
         }
         if let Some(Err(_)) = m.live_mut(MAIN).map(|r| r.release_lease()) {
             m.remove(MAIN);
