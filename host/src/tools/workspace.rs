@@ -37,6 +37,19 @@ struct Root {
     /// then may a tool open a file on an async worker thread
     /// ([`Workspace::open_local`]).
     local: bool,
+    /// The root directory's identity (device, inode), read once: the open
+    /// directory it names cannot change.
+    id: Option<(u64, u64)>,
+}
+
+impl Root {
+    /// The identity of `prefix` (relative to the root; empty: the root).
+    fn id_of(&self, prefix: &Path) -> Option<(u64, u64)> {
+        if prefix.as_os_str().is_empty() {
+            return self.id;
+        }
+        self.dir.metadata(prefix).ok().map(|m| (m.dev(), m.ino()))
+    }
 }
 
 /// Whether `dir` is on a local file system of a known kind (see `Root::local`).
@@ -122,7 +135,8 @@ impl Workspace {
             let dir = Dir::open_ambient_dir(&path, ambient_authority())
                 .map_err(|e| ToolError::Io(format!("cannot open workspace root {}: {e}", path.display())))?;
             let local = on_local_fs(&dir);
-            out.push(Root { path, dir: Arc::new(dir), local });
+            let id = dir.dir_metadata().ok().map(|m| (m.dev(), m.ino()));
+            out.push(Root { path, dir: Arc::new(dir), local, id });
         }
         if out.is_empty() {
             return Err(ToolError::InvalidInput("at least one workspace root is required".into()));
@@ -224,8 +238,8 @@ impl Workspace {
     /// ([`Workspace::real_path`]), found once for both.
     pub fn resolve_with_real(&self, cwd: &Path, path: &str) -> Result<(Resolved, PathBuf), ToolError> {
         let r = self.resolve_lexical(cwd, path)?;
-        let real = self.real_path(&r);
-        self.check_protected_at(&r, &real)?;
+        let (real, opened) = self.real_path_opened(&r);
+        self.check_protected_at(&r, &real, opened.as_ref())?;
         Ok((r, real))
     }
 
@@ -260,11 +274,13 @@ impl Workspace {
         if self.protected.is_empty() {
             return Ok(());
         }
-        self.check_protected_at(r, &self.real_path(r))
+        let (real, opened) = self.real_path_opened(r);
+        self.check_protected_at(r, &real, opened.as_ref())
     }
 
-    /// [`Workspace::check_protected`] with the real path already found.
-    fn check_protected_at(&self, r: &Resolved, real: &Path) -> Result<(), ToolError> {
+    /// [`Workspace::check_protected`] with the real path already found
+    /// (and, when it was opened on the way, the `O_PATH` descriptor of it).
+    fn check_protected_at(&self, r: &Resolved, real: &Path, opened: Option<&std::fs::File>) -> Result<(), ToolError> {
         if self.protected.is_empty() {
             return Ok(());
         }
@@ -278,10 +294,17 @@ impl Workspace {
         // inside the root (the root included).
         let root = &self.roots[r.root];
         if let Ok(rel) = real.strip_prefix(&root.path) {
-            for prefix in rel.ancestors() {
-                let meta =
-                    if prefix.as_os_str().is_empty() { root.dir.dir_metadata() } else { root.dir.metadata(prefix) };
-                if meta.is_ok_and(|m| self.protected_ids.contains(&(m.dev(), m.ino()))) {
+            for (i, prefix) in rel.ancestors().enumerate() {
+                // The path itself, when it was opened on the way: its
+                // descriptor's identity (no second walk).
+                let id = match opened {
+                    Some(f) if i == 0 && !prefix.as_os_str().is_empty() => {
+                        use std::os::unix::fs::MetadataExt as _;
+                        f.metadata().ok().map(|m| (m.dev(), m.ino()))
+                    }
+                    _ => root.id_of(prefix),
+                };
+                if id.is_some_and(|id| self.protected_ids.contains(&id)) {
                     return Err(protected_error(&r.abs));
                 }
             }
@@ -362,9 +385,7 @@ impl Workspace {
         }
         if ancestors && !self.protected_ids.is_empty() {
             for prefix in rel.ancestors().skip(1) {
-                let meta =
-                    if prefix.as_os_str().is_empty() { root.dir.dir_metadata() } else { root.dir.metadata(prefix) };
-                if meta.is_ok_and(|m| self.protected_ids.contains(&(m.dev(), m.ino()))) {
+                if root.id_of(prefix).is_some_and(|id| self.protected_ids.contains(&id)) {
                     return Err(protected_error(&r.abs));
                 }
             }
@@ -515,6 +536,12 @@ impl Workspace {
     /// followed (through the root's capability, so they cannot leave it) for
     /// the longest existing prefix, so a link cannot dodge a path rule.
     pub fn real_path(&self, r: &Resolved) -> PathBuf {
+        self.real_path_opened(r).0
+    }
+
+    /// [`Workspace::real_path`], and the `O_PATH` descriptor of the path
+    /// when the fast way opened it (no symbolic link on the way).
+    fn real_path_opened(&self, r: &Resolved) -> (PathBuf, Option<std::fs::File>) {
         let dir = self.dir(r.root);
         // Fast: when no component is a symbolic link (an `O_PATH` open that
         // refuses them succeeds), the path leads where it is written. This
@@ -522,10 +549,17 @@ impl Workspace {
         if !r.rel.as_os_str().is_empty() {
             use rustix::fs::{Mode, OFlags, ResolveFlags};
             let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
-            if rustix::fs::openat2(dir, &r.rel, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how).is_ok() {
-                return self.roots[r.root].path.join(&r.rel);
+            if let Ok(fd) = rustix::fs::openat2(dir, &r.rel, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how) {
+                return (self.roots[r.root].path.join(&r.rel), Some(std::fs::File::from(fd)));
             }
         }
+        (self.real_path_slow(r), None)
+    }
+
+    /// [`Workspace::real_path`] along a path with a symbolic link (or on a
+    /// system without `openat2`).
+    fn real_path_slow(&self, r: &Resolved) -> PathBuf {
+        let dir = self.dir(r.root);
         let root = &self.roots[r.root].path;
         let mut existing = r.rel.clone();
         let mut rest = Vec::new();

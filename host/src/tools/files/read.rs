@@ -248,7 +248,11 @@ fn read_file(
             }
             let start = offset.unwrap_or(1);
             let limit = limit.unwrap_or(DEFAULT_READ_LIMIT);
-            let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(file));
+            // A sniff that read less than it asked for met the end of the
+            // file: the text is all in `head` (no read of the file again).
+            let rest: Box<dyn std::io::Read> =
+                if head.len() < SNIFF_BYTES { Box::new(std::io::empty()) } else { Box::new(file) };
+            let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(rest));
             let sel = select_lines(reader, start, limit, cancel).map_err(|e| match e {
                 SelectError::Cancelled => cancelled(),
                 SelectError::Io(e) => map_io(&r, e),

@@ -97,6 +97,23 @@ async fn read_text_with_offset_and_limit() {
     assert!(out.text.contains("empty"));
 }
 
+/// Files around the sniff's size: one that fits in it is read in that one
+/// pass, one that does not is read on from where the sniff stopped; every
+/// byte comes back either way.
+#[tokio::test]
+async fn read_returns_every_byte_around_the_sniff_size() {
+    let e = env();
+    for size in [0, 1, SNIFF_BYTES - 1, SNIFF_BYTES, SNIFF_BYTES + 1, 2 * SNIFF_BYTES + 17] {
+        // Lines of 10 bytes (the last one cut short); under the 2,000-line default limit.
+        let body: String =
+            (0..).map(|i| format!("{i:09}\n")).flat_map(|l| l.into_bytes()).take(size).map(char::from).collect();
+        std::fs::write(e.root.join("s.txt"), &body).unwrap();
+        let out = call(&Read, &e, json!({"file_path": "s.txt"})).await.unwrap();
+        assert_eq!(out.value["content"].as_str().unwrap().len(), size, "size {size}");
+        assert_eq!(out.value["content"], body, "size {size}");
+    }
+}
+
 #[tokio::test]
 async fn read_refuses_dirs_binaries_and_missing_files() {
     let e = env();
