@@ -62,6 +62,10 @@ async fn start(a: &Args, root: &std::path::Path) -> Result<Instance, String> {
     let mut child = tokio::process::Command::new(&a.wrepl)
         .args(["serve", "--http", "127.0.0.1:0", "--no-auth", "--store", &a.store, "--root"])
         .arg(root)
+        // Room for both phases' contexts (the first phase's stay live until
+        // their TTL): the second phase measures inner calls, not evictions.
+        .arg("--max-contexts")
+        .arg((2 * a.contexts + 8).to_string())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
