@@ -350,21 +350,31 @@ impl Repl {
                 stopped: result.timed_out || result.error.as_ref().is_some_and(|e| e.name == "AbortError"),
                 cost: Some(result.cost.clone()),
             };
-            // The block's events are committed on the blocking pool: while
-            // this one waits for its commit, the worker runs other
-            // contexts, whose commits then join the same group (one
-            // transaction and one fsync for all of them).
-            let r = rec.clone();
-            let written = tokio::task::spawn_blocking(move || r.record(end, true)).await;
-            let written = written.unwrap_or_else(|e| {
-                Err(crate::runtime::RecordError::Storage(Box::new(std::io::Error::other(format!(
-                    "the commit of the block's events stopped: {e}"
-                )))))
-            });
+            // The end is buffered here, in order, and the block counted
+            // before anything is awaited: an evaluation dropped while its
+            // commit runs cannot leave the next block's events ahead of
+            // this end, nor a second block under this number. The events
+            // are then committed on the blocking pool: while this
+            // evaluation waits for its commit, the worker runs other
+            // contexts, whose commits join the same group (one transaction
+            // and one fsync for all of them). The evaluation is answered
+            // only after the commit.
+            let buffered = rec.record(end, false);
+            sess.next_block += 1;
+            let written = match buffered {
+                Err(e) => Err(e),
+                Ok(()) => {
+                    let r = rec.clone();
+                    tokio::task::spawn_blocking(move || r.flush()).await.unwrap_or_else(|e| {
+                        Err(crate::runtime::RecordError::Storage(Box::new(std::io::Error::other(format!(
+                            "the commit of the block's events stopped: {e}"
+                        )))))
+                    })
+                }
+            };
             if let Err(e) = written {
                 result.stderr.push_str(&format!("[wrepl] warning: {e}\n"));
             }
-            sess.next_block += 1;
         }
         // A block that stopped for input ran only in part: replay skips it,
         // so its state is not one a snapshot may hold.
