@@ -57,6 +57,10 @@ impl SqliteStore {
         // Every statement of an append, a lease check and the group commit's
         // savepoints is kept prepared.
         conn.set_prepared_statement_cache_capacity(64);
+        // Plans that do not change with the values bound: otherwise every
+        // query on `events` by session is prepared again at each run (a new
+        // binding may change its plan), and the plan is the index's anyway.
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);")?;
         let found: Option<Option<String>> =

@@ -574,3 +574,28 @@ fn a_lone_write_that_fails_leaves_nothing_and_the_next_one_lands() {
     assert_eq!(reopened.load("s").unwrap().len(), 6);
     assert!(reopened.verify("s").unwrap().ok);
 }
+
+/// The append's statements stay prepared: none is prepared again for each
+/// append. (Without the query planner's stability guarantee, the newest-row
+/// query was re-prepared on every run: its bound session name may change
+/// the plan.)
+#[test]
+fn appends_reuse_their_prepared_statements() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let ttl = std::time::Duration::from_secs(60);
+    store.acquire_lease("s", &owner("o"), ttl).unwrap();
+    for b in 0..20 {
+        store.append_leased("s", "o", &block_events(b)).unwrap();
+    }
+    let conn = store.lock();
+    for sql in [
+        "SELECT seq, block, hash FROM events WHERE session = ?1 ORDER BY seq DESC LIMIT 1",
+        "SELECT head_events, head_hash FROM sessions WHERE name = ?1",
+        "INSERT INTO events(session, seq, block, json, hash) VALUES (?1, ?2, ?3, ?4, ?5)",
+    ] {
+        let st = conn.prepare_cached(sql).unwrap();
+        assert!(st.get_status(rusqlite::StatementStatus::Run) >= 20, "{sql} is the cached statement the appends ran");
+        assert_eq!(st.get_status(rusqlite::StatementStatus::RePrepare), 0, "{sql}");
+    }
+}
