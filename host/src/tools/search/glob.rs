@@ -118,9 +118,21 @@ fn glob(
         let opts = WalkOpts { hidden: mentions_hidden(&glob), overrides: None, types: None };
         // The newest files, with ties by path, whatever order the walk's
         // threads find them in.
-        let helpers = grep::HelperThreads::take();
+        // A pattern without `**` matches no path of more components than it
+        // has separators plus one (`*` never matches `/`; an alternative of
+        // `{…}` uses some of the pattern's separators): the walk stops at
+        // that depth, on this thread (starting helper threads costs more
+        // than such a walk).
+        let mut walk = walker(ws, &base, opts);
+        let recursive = glob.contains("**");
+        let helpers = if recursive {
+            grep::HelperThreads::take()
+        } else {
+            walk.max_depth(Some(glob.matches('/').count() + 1));
+            grep::HelperThreads { count: 0 }
+        };
         let found = std::sync::Mutex::new((heap, total));
-        for_each_file(walker(ws, &base, opts), helpers.count, cancel, || {
+        for_each_file(walk, helpers.count, cancel, || {
             let (found, matcher, base) = (&found, &matcher, &base);
             move |ent: ignore::DirEntry| {
                 let Ok(rel) = ent.path().strip_prefix(&base.abs) else { return };

@@ -162,6 +162,31 @@ async fn glob_matches_sorts_and_respects_ignores() {
     assert!(matches!(err, Err(ToolError::PathEscape(_))));
 }
 
+/// A pattern without `**` is walked only as deep as it can match (its
+/// separators plus one), and still finds what every alternative names,
+/// however deep; `**` walks the whole tree.
+#[tokio::test]
+async fn glob_without_double_star_walks_only_as_deep_as_it_can_match() {
+    let e = env();
+    for rel in ["a/x.txt", "a/b/x.txt", "a/b/c/x.txt", "a/b/c/d/x.txt", "top.txt"] {
+        e.write(rel, "");
+    }
+    let sorted = |out: &ToolOutput| {
+        let mut v = names(&out.value);
+        v.sort();
+        v
+    };
+    let out = run(&Glob, &e, json!({"pattern": "a/*/x.txt"})).await.unwrap();
+    assert_eq!(sorted(&out), e.abss(&["a/b/x.txt"]));
+    // Alternatives of different depths, an escaped character and a class.
+    let out = run(&Glob, &e, json!({"pattern": "{top,a/b/c/d/x}.txt"})).await.unwrap();
+    assert_eq!(sorted(&out), e.abss(&["a/b/c/d/x.txt", "top.txt"]));
+    let out = run(&Glob, &e, json!({"pattern": "a/b/[c]/\\x.txt"})).await.unwrap();
+    assert_eq!(sorted(&out), e.abss(&["a/b/c/x.txt"]));
+    let out = run(&Glob, &e, json!({"pattern": "a/**/x.txt"})).await.unwrap();
+    assert_eq!(sorted(&out), e.abss(&["a/b/c/d/x.txt", "a/b/c/x.txt", "a/b/x.txt", "a/x.txt"]));
+}
+
 #[tokio::test]
 async fn glob_caps_results_and_skips_symlinks() {
     let e = env();
