@@ -4,12 +4,13 @@
 //! approver, no hooks): arbitrary tool names and bounded arbitrary JSON
 //! inputs. Invariants:
 //! - never panics; every call ends (the watchdog bounds tool time);
-//! - a name that is not a built-in tool (`BUILTIN`: the file, shell and
-//!   sampling tools and `chdir`) fails with `unknown-tool`, and a built-in
-//!   tool's call never does;
-//! - tools with side effects (`Write`, `Edit`, `Bash`) never succeed: with no
-//!   allow rule they must be denied (or refused earlier) — and `Sample`
-//!   fails without a sampler;
+//! - a name that is not one of the dispatcher's built-in tools (asked of
+//!   the dispatcher itself: the file, shell, web, task and sampling tools
+//!   and `chdir`) fails with `unknown-tool`, and a built-in tool's call
+//!   never does;
+//! - tools with side effects (`Write`, `Edit`, `Bash`, `WebFetch`) never
+//!   succeed: with no allow rule they must be denied (or refused earlier) —
+//!   and `Sample` fails without a sampler;
 //! - the workspace and the directory beside it stay byte-for-byte unchanged
 //!   (checked every 16 calls and at the first failure of the above);
 //! - no successful output contains the canary that lives outside the
@@ -28,8 +29,7 @@ use serde_json::Value;
 use wrepl::{Dispatcher, Repl, call::FailureKind};
 use wrepl_fuzz::{arb_json, arb_string, runtime, JsonShape};
 
-const BUILTIN: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep", "Sample", "chdir"];
-const SIDE_EFFECTS: &[&str] = &["Write", "Edit", "Bash"];
+const SIDE_EFFECTS: &[&str] = &["Write", "Edit", "Bash", "WebFetch"];
 const NAMES: &[&str] = &[
     "Read",
     "Write",
@@ -39,6 +39,8 @@ const NAMES: &[&str] = &[
     "Grep",
     "Sample",
     "chdir",
+    "WebFetch",
+    "TaskOutput",
     "",
     "read",
     "Read ",
@@ -199,7 +201,7 @@ fuzz_target!(|call: Call| {
     let (result, calls) = runtime().block_on(w.dispatcher.call_once(&call.name, call.input));
     assert_eq!(calls.records.len(), 1, "one record per call");
     assert_eq!(calls.records[0].ok, result.is_ok(), "record and result disagree");
-    let builtin = BUILTIN.contains(&call.name.as_str());
+    let builtin = w.dispatcher.tools().any(|t| t.name() == call.name);
     match &result {
         Err(f) if !builtin => assert_eq!(f.kind, FailureKind::UnknownTool, "{}: {f:?}", call.name),
         Err(f) => assert_ne!(f.kind, FailureKind::UnknownTool, "{}: {f:?}", call.name),
