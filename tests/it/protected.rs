@@ -63,7 +63,8 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// A workspace root holding wrepl's own state: the compile cache
 /// (`cache/`, the CLI's `WREPL_CACHE_DIR`), the default session store
 /// (`state/`, `WREPL_STORE`), the settings file with a hook, its hook script
-/// and the MCP configuration, plus symlinks to them and ordinary files.
+/// and the MCP configuration, plus symlinks and hard links to them and
+/// ordinary files.
 struct StateRoot {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -101,6 +102,17 @@ impl StateRoot {
             ("links/hook", "../hooks/pre.sh"),
         ] {
             std::os::unix::fs::symlink(target, root.join(link)).unwrap();
+        }
+        // Hard links: other names for the same files, along paths with no
+        // symbolic link (known only by the files' identities). Their names
+        // carry the markers the listing test looks for.
+        std::fs::create_dir(root.join("hard")).unwrap();
+        for (link, target) in [
+            ("hard/linked-settings.json", "settings.json"),
+            ("hard/linked-pre.sh", "hooks/pre.sh"),
+            ("hard/linked.sqlite3", "state/default.sqlite3"),
+        ] {
+            std::fs::hard_link(root.join(target), root.join(link)).unwrap();
         }
         let cache = root.join("cache");
         let store = root.join("state/default.sqlite3");
@@ -175,6 +187,10 @@ fn file_tools_refuse_wrepls_own_state_even_inside_a_root() {
         "links/hook".into(),
         "links/state/default.sqlite3-wal".into(),
         "links/state/default.sqlite3-journal".into(),
+        "hard/linked-settings.json".into(),
+        "hard/linked-pre.sh".into(),
+        "hard/linked.sqlite3".into(),
+        format!("{root}/hard/../hard/linked-pre.sh"),
     ];
     let code = format!(
         r#"const out = {{}};

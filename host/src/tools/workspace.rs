@@ -786,6 +786,30 @@ mod tests {
         }
     }
 
+    /// The path check itself (before any tool opens the file) knows a
+    /// protected file by its identity: another name for it (a hard link,
+    /// along a path with no symbolic link), or a directory above that is
+    /// protected, is refused; an ordinary file beside it is not.
+    #[test]
+    fn the_path_check_knows_protected_files_by_identity() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("state")).unwrap();
+        std::fs::create_dir_all(root.join("other")).unwrap();
+        std::fs::write(root.join("state/store.db"), "secret").unwrap();
+        std::fs::write(root.join("state/beside.txt"), "x").unwrap();
+        std::fs::write(root.join("plain.txt"), "x").unwrap();
+        std::fs::hard_link(root.join("state/store.db"), root.join("other/renamed.txt")).unwrap();
+        let ws = Workspace::new([&root]).unwrap().with_protected([root.join("state/store.db")]);
+        for path in ["other/renamed.txt", "./other/../other/renamed.txt", "state/store.db"] {
+            assert!(matches!(ws.resolve(&root, path), Err(ToolError::Protected(_))), "{path}");
+            assert!(matches!(ws.resolve_with_real(&root, path), Err(ToolError::Protected(_))), "{path}");
+        }
+        for path in ["plain.txt", "state/beside.txt", "other"] {
+            assert!(ws.resolve_with_real(&root, path).is_ok(), "{path}");
+        }
+    }
+
     #[test]
     fn file_errors_name_the_path_relative_to_its_root() {
         let t = tempfile::tempdir().unwrap();
