@@ -30,7 +30,7 @@ async fn server(dir: &Path, extra: &[&str]) -> HttpServer {
     spawn_http(dir, "127.0.0.1:0", &args, &[]).await.expect("wrepl serve --http")
 }
 
-fn token(dir: &Path) -> String {
+pub(crate) fn token(dir: &Path) -> String {
     let t = std::fs::read_to_string(dir.join("tokens")).unwrap();
     t.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string()
 }

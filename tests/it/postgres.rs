@@ -12,7 +12,11 @@ use serde_json::{json, Value};
 use wrepl::replay::log::Event;
 use wrepl::replay::store::{LeaseOwner, LeaseTaken, LogStore, PostgresStore, StoreError};
 
-use super::mcp_server::{call, http_transport, modern, modern_client, spawn_http, structured, text, HttpServer};
+use rmcp::service::{RoleClient, RunningService};
+
+use super::mcp_server::{
+    call, http_transport, modern, modern_client, spawn_http, structured, text, HttpServer, TestClient,
+};
 
 /// The test cluster's URL, or `None` (with a note) when there is none and
 /// `WREPL_REQUIRE_POSTGRES` is not `1`.
@@ -168,16 +172,26 @@ async fn instance(dir: &Path, url: &str) -> HttpServer {
     spawn_http(dir, "127.0.0.1:0", &args, &[]).await.expect("wrepl serve --http --store postgres://")
 }
 
+/// Two instances sharing the database at `url`, with a 2026-07-28 client
+/// of each (approving with `word`).
+async fn two_instances(
+    dir: &Path,
+    url: &str,
+    word: &'static str,
+) -> ((HttpServer, RunningService<RoleClient, TestClient>), (HttpServer, RunningService<RoleClient, TestClient>)) {
+    let a = instance(dir, url).await;
+    let b = instance(dir, url).await;
+    let token = super::mcp_modern::token(dir);
+    let ca = modern(modern_client(true, word), http_transport(&a.url, &token)).await;
+    let cb = modern(modern_client(true, word), http_transport(&b.url, &token)).await;
+    ((a, ca), (b, cb))
+}
+
 #[tokio::test]
 async fn two_servers_sharing_postgres_serve_one_context_in_turn() {
     let Some(url) = fresh_db() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut a = instance(dir.path(), &url).await;
-    let mut b = instance(dir.path(), &url).await;
-    let token = std::fs::read_to_string(dir.path().join("tokens")).unwrap();
-    let token = token.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string();
-    let ca = modern(modern_client(true, "double"), http_transport(&a.url, &token)).await;
-    let cb = modern(modern_client(true, "double"), http_transport(&b.url, &token)).await;
+    let ((mut a, ca), (mut b, cb)) = two_instances(dir.path(), &url, "double").await;
 
     // State: set on A, read on B.
     let r = call(&ca, "repl", json!({"code": "let x = 41"})).await;
@@ -248,12 +262,7 @@ async fn two_servers_sharing_postgres_serve_one_context_in_turn() {
 async fn a_shared_context_is_snapshotted_when_replay_would_cost_not_after_every_call() {
     let Some(url) = fresh_db() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut a = instance(dir.path(), &url).await;
-    let mut b = instance(dir.path(), &url).await;
-    let token = std::fs::read_to_string(dir.path().join("tokens")).unwrap();
-    let token = token.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap().trim().to_string();
-    let ca = modern(modern_client(true, "x"), http_transport(&a.url, &token)).await;
-    let cb = modern(modern_client(true, "x"), http_transport(&b.url, &token)).await;
+    let ((mut a, ca), (mut b, cb)) = two_instances(dir.path(), &url, "x").await;
     let r = call(&ca, "repl", json!({"code": "let n = 0"})).await;
     let handle = structured(&r)["context"].as_str().unwrap().to_string();
     // Ten trivial calls cost about 2 ms of replay, a tenth of the 20 ms that makes a snapshot due.

@@ -416,14 +416,14 @@ impl Repl {
         self.snapshot_when(Duration::ZERO, true).await.map_err(ReplError::Snapshot)
     }
 
-    /// Take a snapshot now if one is due: replaying the blocks since the
-    /// newest one would cost more than the session allows (and than writing
-    /// a snapshot costs). Before a lease is given back on a shared store:
-    /// whoever continues the context then replays at most that much, and a
-    /// context served call after call by one instance is not copied out
-    /// after every call. True when one was taken.
-    pub async fn snapshot_if_worth(&mut self) -> Result<bool, ReplError> {
-        self.snapshot_when(Duration::ZERO, false).await.map_err(ReplError::Snapshot)
+    /// Take a snapshot if one is due (replaying the blocks since the newest
+    /// one would cost more than the session allows), counting no new cost:
+    /// before a lease is given back on a shared store,
+    /// so that whoever continues the context replays at most what the
+    /// session allows, while a context served call after call by one
+    /// instance is not copied out after every call.
+    pub async fn snapshot_if_worth(&mut self) -> Result<(), ReplError> {
+        self.snapshot_if_due(Duration::ZERO).await.map_err(ReplError::Snapshot)
     }
 
     async fn snapshot_when(&mut self, cost: Duration, force: bool) -> Result<bool, String> {
