@@ -61,12 +61,17 @@ impl Gate<'_> {
 /// The compiled schemas of front calls (`repl`, registered tools), keyed by
 /// the schema's exact text, so a served evaluation does not compile the same
 /// schema again. Bounded: a script that registers many tools empties it
-/// rather than growing it.
+/// rather than growing it, and a large schema is not kept.
 #[derive(Default)]
 pub(super) struct FrontValidators(std::sync::Mutex<std::collections::HashMap<String, Arc<jsonschema::Validator>>>);
 
 /// At most this many schemas are kept compiled.
 const MAX_FRONT_VALIDATORS: usize = 256;
+/// Only schemas of at most this much text are kept (the `repl` tool's is
+/// well under 1 KiB): the cache is shared by every context of a server, and
+/// scripts may register schemas of up to 64 KiB, which it must not hold
+/// 256 compiled copies of. A larger one is compiled for its call alone.
+const MAX_CACHED_SCHEMA_BYTES: usize = 4 << 10;
 
 impl FrontValidators {
     /// The validator of `schema` (whose text is `text`), compiled now if no
@@ -77,6 +82,9 @@ impl FrontValidators {
         text: &str,
         schema: &Value,
     ) -> Result<Arc<jsonschema::Validator>, PipelineError> {
+        if text.len() > MAX_CACHED_SCHEMA_BYTES {
+            return compile(tool, schema).map(Arc::new);
+        }
         if let Some(v) = self.0.lock().unwrap_or_else(|p| p.into_inner()).get(text) {
             return Ok(v.clone());
         }
@@ -116,6 +124,13 @@ mod tests {
         let bad = serde_json::json!({"type": 5});
         let e = cache.get("bad", "bad", &bad).unwrap_err();
         assert!(e.to_string().contains("input schema of tool bad"), "{e}");
+        // A large schema is compiled for its call and not kept.
+        let large = serde_json::json!({"type": "object", "description": "d".repeat(MAX_CACHED_SCHEMA_BYTES)});
+        let large_text = serde_json::to_string(&large).unwrap();
+        let before = cache.0.lock().unwrap().len();
+        let l = cache.get("t", &large_text, &large).unwrap();
+        assert!(l.is_valid(&serde_json::json!({})) && !l.is_valid(&serde_json::json!(1)));
+        assert_eq!(cache.0.lock().unwrap().len(), before, "not kept");
         for i in 0..MAX_FRONT_VALIDATORS * 2 {
             let s = serde_json::json!({"type": "object", "title": i.to_string()});
             cache.get("t", &serde_json::to_string(&s).unwrap(), &s).unwrap();
